@@ -1,0 +1,639 @@
+//! The crate's one error type.
+//!
+//! Every failure — bytes that are not a valid protobuf, a field the schema does not know, a shape
+//! XLA would reject, a malformed shape string, an index out of bounds — is an [`Error`]. Variants
+//! carry the numbers that explain the failure and, where the failure sits inside a message, the
+//! [`FieldPath`] of the offending field (`tuple_shapes[2].layout.minor_to_major[1]`).
+//!
+//! Messages are lowercase and contain the key phrase of XLA's own wording ("does not have a
+//! layout", "duplicate values", "invalid tiles", …) so they can be matched against XLA logs.
+
+use std::fmt;
+
+/// A `Result` whose error is [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The path of a field inside a message, written as XLA users read it:
+/// `tuple_shapes[2].layout.minor_to_major[1]`, `parameters[0].dimensions[1]`, `result`.
+///
+/// The root of the message is the empty path, displayed as `<root>`.
+///
+/// ```
+/// use xla_shape::error::FieldPath;
+/// let path = FieldPath::root().field("tuple_shapes").index(2).field("layout");
+/// assert_eq!(path.as_str(), "tuple_shapes[2].layout");
+/// assert_eq!(FieldPath::root().to_string(), "<root>");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct FieldPath(String);
+
+impl FieldPath {
+    /// The path of the message itself.
+    pub fn root() -> Self {
+        Self(String::new())
+    }
+
+    /// This path extended by a field name.
+    #[must_use]
+    pub fn field(mut self, name: &str) -> Self {
+        if !self.0.is_empty() {
+            self.0.push('.');
+        }
+        self.0.push_str(name);
+        self
+    }
+
+    /// This path extended by an element index of a repeated field.
+    #[must_use]
+    pub fn index(mut self, index: usize) -> Self {
+        use fmt::Write;
+        // Writing to a String cannot fail.
+        let _ = write!(self.0, "[{index}]");
+        self
+    }
+
+    /// The path as text; empty for the root.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether this is the root path.
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() { f.write_str("<root>") } else { f.write_str(&self.0) }
+    }
+}
+
+impl From<&str> for FieldPath {
+    fn from(path: &str) -> Self {
+        Self(path.to_owned())
+    }
+}
+
+/// A protobuf wire type, as found in a field key.
+///
+/// ```
+/// use xla_shape::error::WireType;
+/// assert_eq!(WireType::from_raw(2), WireType::Len);
+/// assert_eq!(WireType::Len.to_string(), "length-delimited");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WireType {
+    /// 0: a varint.
+    Varint,
+    /// 1: eight bytes.
+    Fixed64,
+    /// 2: a length-delimited byte string (messages, strings, packed repeated fields).
+    Len,
+    /// 3: start of a group (deprecated).
+    StartGroup,
+    /// 4: end of a group (deprecated).
+    EndGroup,
+    /// 5: four bytes.
+    Fixed32,
+    /// 6 or 7: not a wire type.
+    Invalid(u8),
+}
+
+impl WireType {
+    /// The wire type for the low three bits of a field key.
+    pub fn from_raw(raw: u8) -> Self {
+        match raw {
+            0 => Self::Varint,
+            1 => Self::Fixed64,
+            2 => Self::Len,
+            3 => Self::StartGroup,
+            4 => Self::EndGroup,
+            5 => Self::Fixed32,
+            other => Self::Invalid(other),
+        }
+    }
+
+    /// The raw three-bit value.
+    pub fn raw(self) -> u8 {
+        match self {
+            Self::Varint => 0,
+            Self::Fixed64 => 1,
+            Self::Len => 2,
+            Self::StartGroup => 3,
+            Self::EndGroup => 4,
+            Self::Fixed32 => 5,
+            Self::Invalid(raw) => raw,
+        }
+    }
+}
+
+impl fmt::Display for WireType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Varint => f.write_str("varint"),
+            Self::Fixed64 => f.write_str("fixed64"),
+            Self::Len => f.write_str("length-delimited"),
+            Self::StartGroup => f.write_str("start-group"),
+            Self::EndGroup => f.write_str("end-group"),
+            Self::Fixed32 => f.write_str("fixed32"),
+            Self::Invalid(raw) => write!(f, "invalid wire type {raw}"),
+        }
+    }
+}
+
+/// How a field's encoding differs from the canonical protobuf encoding (the one C++ protobuf and
+/// prost write). Such input decodes, but re-encoding it gives different bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NonCanonicalKind {
+    /// A repeated scalar field written unpacked (one key per element).
+    Unpacked,
+    /// A singular scalar written with its default value (0, false), which proto3 omits.
+    ExplicitDefault,
+    /// A varint written with more bytes than needed.
+    OverlongVarint,
+    /// A field that appears after a field with a higher number.
+    OutOfOrder,
+    /// A singular field that appears more than once (the last one wins).
+    Repeated,
+    /// A packed repeated field with no elements, which the canonical encoding omits.
+    EmptyPacked,
+    /// A repeated field split over several non-adjacent runs.
+    Split,
+}
+
+impl fmt::Display for NonCanonicalKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Unpacked => "repeated scalar field is not packed",
+            Self::ExplicitDefault => "default value is encoded explicitly",
+            Self::OverlongVarint => "varint is longer than necessary",
+            Self::OutOfOrder => "field appears out of field-number order",
+            Self::Repeated => "singular field appears more than once",
+            Self::EmptyPacked => "packed field has no elements",
+            Self::Split => "repeated field is split into several runs",
+        })
+    }
+}
+
+/// Why a shape's structure is malformed (the [`Error::MalformedStructure`] class).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StructureProblem {
+    /// A tuple, token or opaque shape has `dimensions` or `is_dynamic_dimension` (XLA: "This type
+    /// cannot have dimensions.").
+    CannotHaveDimensions {
+        /// The kind of shape: `"tuple"`, `"token"` or `"opaque"`.
+        kind: &'static str,
+    },
+    /// A tuple, token or opaque shape has a layout.
+    CannotHaveLayout {
+        /// The kind of shape: `"tuple"`, `"token"` or `"opaque"`.
+        kind: &'static str,
+    },
+    /// An array, token or opaque shape has `tuple_shapes`.
+    NonTupleHasTupleShapes,
+    /// `is_dynamic_dimension` is non-empty and its length differs from `dimensions`.
+    DynamicCountMismatch {
+        /// Entries in `is_dynamic_dimension`.
+        dynamic: usize,
+        /// Entries in `dimensions`.
+        dimensions: usize,
+    },
+    /// A BUFFER node carries its own dimensions or layout (they belong to `tuple_shapes[0]`).
+    BufferHasOwnFields,
+    /// A BUFFER does not wrap exactly one shape.
+    BufferArity {
+        /// Entries in `tuple_shapes`.
+        count: usize,
+    },
+    /// A BUFFER wraps something other than an array.
+    BufferNotArray {
+        /// The raw element type of the wrapped shape.
+        element_type: i32,
+    },
+    /// A program shape's `parameter_names` and `parameters` differ in length.
+    ParameterNameCount {
+        /// Entries in `parameters`.
+        parameters: usize,
+        /// Entries in `parameter_names`.
+        names: usize,
+    },
+}
+
+impl fmt::Display for StructureProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::CannotHaveDimensions { kind } => {
+                write!(f, "this type cannot have dimensions ({kind} shape)")
+            }
+            Self::CannotHaveLayout { kind } => write!(f, "a {kind} shape should not have a layout"),
+            Self::NonTupleHasTupleShapes => f.write_str("non-tuple type contains tuple_shapes"),
+            Self::DynamicCountMismatch { dynamic, dimensions } => write!(
+                f,
+                "number of is_dynamic_dimension fields ({dynamic}) does not match number of \
+                 dimension fields ({dimensions})"
+            ),
+            Self::BufferHasOwnFields => {
+                f.write_str("a buffer shape keeps its dimensions and layout in tuple_shapes[0]")
+            }
+            Self::BufferArity { count } => {
+                write!(f, "buffer shape must have exactly one tuple shape, found {count}")
+            }
+            Self::BufferNotArray { element_type } => {
+                write!(f, "buffer shape must have array shape, found element type {element_type}")
+            }
+            Self::ParameterNameCount { parameters, names } => write!(
+                f,
+                "program shape has different numbers of parameters and parameter names: \
+                 {parameters} vs {names}"
+            ),
+        }
+    }
+}
+
+/// Why a dense layout is invalid (the [`Error::InvalidLayout`] class).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LayoutProblem {
+    /// `minor_to_major` has the wrong number of entries.
+    MinorToMajorLength {
+        /// Entries in `minor_to_major`.
+        len: usize,
+        /// Dimensions of the shape.
+        rank: usize,
+    },
+    /// A `minor_to_major` entry is not a dimension number of the shape.
+    MinorToMajorOutOfBounds {
+        /// The entry.
+        value: i64,
+    },
+    /// A `minor_to_major` entry appears twice.
+    MinorToMajorDuplicate {
+        /// The entry.
+        value: i64,
+    },
+    /// A sparse-era per-dimension list (`dim_level_types`, `dim_unique`, `dim_ordered`) has the
+    /// wrong number of entries.
+    ListLength {
+        /// The field name.
+        field: &'static str,
+        /// Entries in the field.
+        len: usize,
+        /// Dimensions of the shape.
+        rank: usize,
+    },
+    /// A `dim_level_types` entry that is not a `DimLevelType`.
+    InvalidLevelType {
+        /// The raw value.
+        value: i32,
+    },
+    /// The legacy `format` is not `INVALID_FORMAT` (absent), `DENSE` or `SPARSE`.
+    InvalidFormat {
+        /// The raw value.
+        value: i32,
+    },
+    /// `tail_padding_alignment_in_elements` is negative.
+    TailPadding {
+        /// The value.
+        value: i64,
+    },
+    /// A tile has no dimensions.
+    EmptyTile,
+    /// A tile dimension is 0, or negative but not the combine dimension `*` (`INT64_MIN`).
+    TileDimension {
+        /// The value.
+        value: i64,
+    },
+    /// A combine dimension `*` in the most minor tile position: there is nothing to combine into.
+    TrailingCombine,
+    /// `element_size_in_bits` is negative.
+    NegativeElementSize {
+        /// The value.
+        value: i64,
+    },
+    /// Legacy `padded_dimensions` together with tiles (no XLA ever wrote both).
+    PaddingWithTiles,
+    /// Legacy `padded_dimensions` has the wrong number of entries.
+    PaddedCount {
+        /// Entries in `padded_dimensions`.
+        count: usize,
+        /// Dimensions of the shape.
+        rank: usize,
+    },
+    /// Legacy padding on an unbounded dynamic dimension.
+    PaddedUnbounded {
+        /// The logical dimension.
+        dimension: usize,
+    },
+    /// A padded extent smaller than its dimension.
+    PaddingTooSmall {
+        /// The logical dimension.
+        dimension: usize,
+        /// The padded extent.
+        padded: i64,
+        /// The dimension size.
+        size: i64,
+    },
+}
+
+impl fmt::Display for LayoutProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MinorToMajorLength { len, rank } => write!(
+                f,
+                "layout minor_to_major field contains {len} elements, but shape has {rank} dimensions"
+            ),
+            Self::MinorToMajorOutOfBounds { value } => {
+                write!(f, "layout minor_to_major field has out-of-bounds value: {value}")
+            }
+            Self::MinorToMajorDuplicate { value } => {
+                write!(f, "layout minor_to_major field has duplicate values: {value}")
+            }
+            Self::ListLength { field, len, rank } => write!(
+                f,
+                "layout {field} field contains {len} elements, but shape has {rank} dimensions"
+            ),
+            Self::InvalidLevelType { value } => {
+                write!(f, "layout dim_level_types has invalid level encoding {value}")
+            }
+            Self::InvalidFormat { value } => write!(f, "layout has an invalid format ({value})"),
+            Self::TailPadding { value } => write!(
+                f,
+                "layout tail_padding_alignment_in_elements field is <= 0: {{{value}}}"
+            ),
+            Self::EmptyTile => f.write_str("layout has invalid tiles: a tile has no dimensions"),
+            Self::TileDimension { value } => write!(
+                f,
+                "layout has invalid tiles: tile dimension must be positive or * (`INT64_MIN`), \
+                 found {value}"
+            ),
+            Self::TrailingCombine => f.write_str(
+                "layout has invalid tiles: a combine dimension (*) in the most minor tile \
+                 position has nothing to combine into",
+            ),
+            Self::NegativeElementSize { value } => {
+                write!(f, "layout element_size_in_bits field is negative: {value}")
+            }
+            Self::PaddingWithTiles => {
+                f.write_str("padded_dimensions cannot be combined with tiles")
+            }
+            Self::PaddedCount { count, rank } => {
+                write!(f, "layout has {count} padded dimensions, but shape is rank {rank}")
+            }
+            Self::PaddedUnbounded { dimension } => write!(
+                f,
+                "dimension {dimension} is unbounded dynamic and cannot be padded"
+            ),
+            Self::PaddingTooSmall { dimension, padded, size } => write!(
+                f,
+                "for dimension {dimension}, dimension padding ({padded}) is smaller than the \
+                 dimension size ({size}) of the shape"
+            ),
+        }
+    }
+}
+
+/// Every error the crate returns.
+///
+/// The enum is `#[non_exhaustive]`: match the classes you handle and keep a wildcard arm.
+///
+/// ```
+/// use xla_shape::{Error, PrimitiveType, make};
+/// let err = make::make_shape_with_dense_layout(PrimitiveType::F32, &[2, 3], &[1, 1]).unwrap_err();
+/// assert!(matches!(err, Error::InvalidLayout { .. }));
+/// assert!(err.to_string().contains("duplicate values"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The bytes are not a valid protobuf encoding of the message (including prost's limit of
+    /// 100 nested messages).
+    #[error("invalid protobuf encoding of {message}: {reason}")]
+    Decode {
+        /// The message type being decoded, e.g. `"ShapeProto"`.
+        message: &'static str,
+        /// What the decoder found.
+        reason: String,
+    },
+
+    /// The bytes contain a field the schema does not define; prost would drop it silently.
+    #[error("unknown field {field_number} ({wire_type}) at {path}")]
+    UnknownField {
+        /// The message holding the field.
+        path: FieldPath,
+        /// The field number.
+        field_number: u32,
+        /// The wire type of the field.
+        wire_type: WireType,
+    },
+
+    /// The bytes are valid but not canonically encoded, so re-encoding would change them.
+    #[error("non-canonical encoding of field {field_number} at {path}: {kind}")]
+    NonCanonical {
+        /// The field.
+        path: FieldPath,
+        /// The field number.
+        field_number: u32,
+        /// What is not canonical.
+        kind: NonCanonicalKind,
+    },
+
+    /// Shapes nest deeper than the limit ([`crate::MAX_DEPTH`]).
+    #[error("shape nesting depth exceeds the limit of {limit} at {path}")]
+    TooDeep {
+        /// The first shape beyond the limit.
+        path: FieldPath,
+        /// The limit.
+        limit: usize,
+    },
+
+    /// `element_type` is 0 or not a known `PrimitiveType`, or not allowed where it appears.
+    #[error("invalid element type {value} at {path}")]
+    InvalidElementType {
+        /// The field.
+        path: FieldPath,
+        /// The raw value.
+        value: i32,
+    },
+
+    /// Fields that do not belong to this kind of shape, or an inconsistent structure.
+    #[error("malformed shape at {path}: {problem}")]
+    MalformedStructure {
+        /// The shape or field.
+        path: FieldPath,
+        /// What is wrong.
+        problem: StructureProblem,
+    },
+
+    /// A negative dimension size, or `INT64_MIN` (unbounded) on a static dimension.
+    #[error("{}", invalid_dimension_message(path, *index, *size))]
+    InvalidDimension {
+        /// The `dimensions` entry.
+        path: FieldPath,
+        /// The dimension number.
+        index: usize,
+        /// The size.
+        size: i64,
+    },
+
+    /// An element count, size, stride or offset does not fit in 64 bits.
+    #[error("overflow at {path}: {what} may overflow int64_t")]
+    Overflow {
+        /// Where the overflow happened.
+        path: FieldPath,
+        /// What overflowed, e.g. `"dimensions"` or `"shape size"`.
+        what: &'static str,
+    },
+
+    /// Strict validation: an array shape has no layout.
+    #[error("shape {shape} does not have a layout (at {path})")]
+    MissingLayout {
+        /// The shape.
+        path: FieldPath,
+        /// The shape, printed without layout.
+        shape: String,
+    },
+
+    /// A malformed dense layout.
+    #[error("invalid layout at {path}: {problem}")]
+    InvalidLayout {
+        /// The offending field.
+        path: FieldPath,
+        /// What is wrong.
+        problem: LayoutProblem,
+    },
+
+    /// A sparse-only field is set. The crate supports dense layouts only.
+    #[error("sparse layouts are not supported: {field} = {value} at {path}, but the shape is not a sparse array")]
+    SparseUnsupported {
+        /// The offending field.
+        path: FieldPath,
+        /// The field name, e.g. `"index_primitive_type"`.
+        field: &'static str,
+        /// The raw value (1 for a present `physical_shape`, 0 for a `false` flag).
+        value: i64,
+    },
+
+    /// A shape or layout string does not follow XLA's grammar, or XLA would reject it.
+    #[error("parse error at byte {position}: expected {expected}, found {found} in `{input}`")]
+    Parse {
+        /// Byte offset of the failing token in the input.
+        position: usize,
+        /// What the parser expected.
+        expected: String,
+        /// What it found.
+        found: String,
+        /// The input, shortened around the failing position if it is long.
+        input: String,
+    },
+
+    /// A multi-index has the wrong length for the shape.
+    #[error("index has {actual} entries, but the shape has {expected} dimensions")]
+    IndexRank {
+        /// Dimensions of the shape.
+        expected: usize,
+        /// Entries in the index.
+        actual: usize,
+    },
+
+    /// A multi-index entry is negative or not below its dimension's size.
+    #[error("index {index} is out of bounds for dimension {dimension} of size {bound}")]
+    IndexOutOfBounds {
+        /// The dimension.
+        dimension: usize,
+        /// The index entry.
+        index: i64,
+        /// The dimension's size.
+        bound: i64,
+    },
+
+    /// A linear index or slot is not below its range.
+    #[error("{what} {value} is out of range 0..{bound}")]
+    OutOfRange {
+        /// What the value is, e.g. `"slot"` or `"linear index"`.
+        what: &'static str,
+        /// The value.
+        value: i64,
+        /// The exclusive upper bound.
+        bound: i64,
+    },
+
+    /// A dimension number is not a dimension of the shape.
+    #[error("dimension {dimension} is out of range for a shape of rank {rank}")]
+    DimensionOutOfRange {
+        /// The dimension number as given (possibly negative).
+        dimension: i64,
+        /// The rank.
+        rank: usize,
+    },
+
+    /// An argument that the operation cannot accept.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// The operation needs an array, but the shape is a tuple, token or opaque.
+    #[error("{operation} needs an array shape, but the shape is {kind}")]
+    NotAnArray {
+        /// The operation.
+        operation: &'static str,
+        /// The kind of shape found: `"a tuple"`, `"a token"`, `"opaque"`.
+        kind: &'static str,
+    },
+
+    /// The operation needs sizes, but a dimension is unbounded dynamic (`?`).
+    #[error("dimension {dimension} is unbounded dynamic (?), so {operation} is undefined")]
+    UnboundedDimension {
+        /// The operation.
+        operation: &'static str,
+        /// The dimension.
+        dimension: usize,
+    },
+
+    /// An input exceeds a limit that protects the process.
+    #[error("{limit} limit exceeded: {value} is more than {max}")]
+    LimitExceeded {
+        /// The limit, e.g. `"input size"`.
+        limit: &'static str,
+        /// The value found.
+        value: u64,
+        /// The maximum allowed.
+        max: u64,
+    },
+}
+
+fn invalid_dimension_message(path: &FieldPath, index: usize, size: i64) -> String {
+    if size == i64::MIN {
+        format!("invalid dimension size {size}, is_dynamic=false at {path}: only dynamic dimensions may be unbounded")
+    } else {
+        format!("negative dimension at index {index}: {size} at {path}")
+    }
+}
+
+impl Error {
+    /// The field path the error points at, if it points into a message.
+    ///
+    /// ```
+    /// use xla_shape::{proto, Shape};
+    /// let mut p = proto::ShapeProto { element_type: 11, dimensions: vec![2, -1], ..Default::default() };
+    /// let err = Shape::try_new_optional_layout(&p).unwrap_err();
+    /// assert_eq!(err.path().unwrap().as_str(), "dimensions[1]");
+    /// ```
+    pub fn path(&self) -> Option<&FieldPath> {
+        match self {
+            Self::UnknownField { path, .. }
+            | Self::NonCanonical { path, .. }
+            | Self::TooDeep { path, .. }
+            | Self::InvalidElementType { path, .. }
+            | Self::MalformedStructure { path, .. }
+            | Self::InvalidDimension { path, .. }
+            | Self::Overflow { path, .. }
+            | Self::MissingLayout { path, .. }
+            | Self::InvalidLayout { path, .. }
+            | Self::SparseUnsupported { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+}
