@@ -342,28 +342,25 @@ pub enum LayoutProblem {
 impl fmt::Display for LayoutProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::MinorToMajorLength { len, rank } => write!(
-                f,
-                "layout minor_to_major field contains {len} elements, but shape has {rank} dimensions"
-            ),
+            Self::MinorToMajorLength { len, rank } => {
+                write!(f, "layout minor_to_major field contains {len} elements, but shape has {rank} dimensions")
+            }
             Self::MinorToMajorOutOfBounds { value } => {
                 write!(f, "layout minor_to_major field has out-of-bounds value: {value}")
             }
             Self::MinorToMajorDuplicate { value } => {
                 write!(f, "layout minor_to_major field has duplicate values: {value}")
             }
-            Self::ListLength { field, len, rank } => write!(
-                f,
-                "layout {field} field contains {len} elements, but shape has {rank} dimensions"
-            ),
+            Self::ListLength { field, len, rank } => {
+                write!(f, "layout {field} field contains {len} elements, but shape has {rank} dimensions")
+            }
             Self::InvalidLevelType { value } => {
                 write!(f, "layout dim_level_types has invalid level encoding {value}")
             }
             Self::InvalidFormat { value } => write!(f, "layout has an invalid format ({value})"),
-            Self::TailPadding { value } => write!(
-                f,
-                "layout tail_padding_alignment_in_elements field is <= 0: {{{value}}}"
-            ),
+            Self::TailPadding { value } => {
+                write!(f, "layout tail_padding_alignment_in_elements field is <= 0: {{{value}}}")
+            }
             Self::EmptyTile => f.write_str("layout has invalid tiles: a tile has no dimensions"),
             Self::TileDimension { value } => write!(
                 f,
@@ -377,16 +374,13 @@ impl fmt::Display for LayoutProblem {
             Self::NegativeElementSize { value } => {
                 write!(f, "layout element_size_in_bits field is negative: {value}")
             }
-            Self::PaddingWithTiles => {
-                f.write_str("padded_dimensions cannot be combined with tiles")
-            }
+            Self::PaddingWithTiles => f.write_str("padded_dimensions cannot be combined with tiles"),
             Self::PaddedCount { count, rank } => {
                 write!(f, "layout has {count} padded dimensions, but shape is rank {rank}")
             }
-            Self::PaddedUnbounded { dimension } => write!(
-                f,
-                "dimension {dimension} is unbounded dynamic and cannot be padded"
-            ),
+            Self::PaddedUnbounded { dimension } => {
+                write!(f, "dimension {dimension} is unbounded dynamic and cannot be padded")
+            }
             Self::PaddingTooSmall { dimension, padded, size } => write!(
                 f,
                 "for dimension {dimension}, dimension padding ({padded}) is smaller than the \

@@ -114,10 +114,8 @@ impl<'a> Tile<'a> {
     ///
     /// [`Error::InvalidLayout`].
     pub fn try_new(dimensions: &'a [i64]) -> Result<Self> {
-        let layout = LayoutProto {
-            tiles: vec![TileProto { dimensions: dimensions.to_vec() }],
-            ..LayoutProto::default()
-        };
+        let layout =
+            LayoutProto { tiles: vec![TileProto { dimensions: dimensions.to_vec() }], ..LayoutProto::default() };
         validate_layout(&layout)?;
         Ok(Self { dimensions })
     }

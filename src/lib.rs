@@ -9,6 +9,8 @@ pub mod make;
 pub mod primitive;
 pub mod proto;
 pub mod shape;
+#[cfg(feature = "proptest")]
+pub mod strategy;
 pub mod text;
 pub mod validate;
 

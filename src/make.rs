@@ -16,7 +16,7 @@ use crate::layout::LayoutBuf;
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ShapeProto, SplitConfigProto, TileProto};
 use crate::shape::ShapeBuf;
-use crate::validate::{validate_layout, validate_shape, LayoutMode};
+use crate::validate::{LayoutMode, validate_layout, validate_shape};
 
 /// The parts of a dense layout, for [`make_shape_with_layout`] and [`LayoutSpec::build`]
 /// (`LayoutUtil::MakeLayout`). Unset parts take XLA's defaults.
@@ -180,7 +180,11 @@ pub fn make_shape_dynamic(element_type: PrimitiveType, dimensions: &[i64], dynam
 /// # Errors
 ///
 /// As [`make_shape_with_layout`].
-pub fn make_shape_with_dense_layout(element_type: PrimitiveType, dimensions: &[i64], minor_to_major: &[i64]) -> Result<ShapeBuf> {
+pub fn make_shape_with_dense_layout(
+    element_type: PrimitiveType,
+    dimensions: &[i64],
+    minor_to_major: &[i64],
+) -> Result<ShapeBuf> {
     make_shape_with_layout(element_type, dimensions, &LayoutSpec::new(minor_to_major))
 }
 
@@ -197,7 +201,11 @@ pub fn make_shape_with_dense_layout(element_type: PrimitiveType, dimensions: &[i
 ///
 /// [`Error::InvalidArgument`] when `minor_to_major` and the dimensions differ in length or the
 /// element type is not an array type; then any strict validation failure.
-pub fn make_shape_with_layout(element_type: PrimitiveType, dimensions: &[i64], layout: &LayoutSpec) -> Result<ShapeBuf> {
+pub fn make_shape_with_layout(
+    element_type: PrimitiveType,
+    dimensions: &[i64],
+    layout: &LayoutSpec,
+) -> Result<ShapeBuf> {
     if layout.proto.minor_to_major.len() != dimensions.len() {
         return Err(Error::InvalidArgument(format!(
             "dimensions size is {}, but layout size is {}",
@@ -215,7 +223,12 @@ pub fn make_shape_with_layout(element_type: PrimitiveType, dimensions: &[i64], l
     finish_array(element_type, dimensions, dynamic, proto)
 }
 
-fn finish_array(element_type: PrimitiveType, dimensions: &[i64], dynamic: Vec<bool>, layout: LayoutProto) -> Result<ShapeBuf> {
+fn finish_array(
+    element_type: PrimitiveType,
+    dimensions: &[i64],
+    dynamic: Vec<bool>,
+    layout: LayoutProto,
+) -> Result<ShapeBuf> {
     require_array_type(element_type)?;
     let proto = array_proto(element_type, dimensions, dynamic, layout);
     validate_shape(&proto, LayoutMode::Strict)?;
@@ -379,6 +392,10 @@ pub fn make_layout_from_major_to_minor(major_to_minor: &[i64]) -> Result<LayoutB
 /// # Errors
 ///
 /// Standalone layout validation failures.
-pub fn make_padded_layout(minor_to_major: &[i64], padded: &[i64], padding_value: crate::proto::PaddingValue) -> Result<LayoutBuf> {
+pub fn make_padded_layout(
+    minor_to_major: &[i64],
+    padded: &[i64],
+    padding_value: crate::proto::PaddingValue,
+) -> Result<LayoutBuf> {
     LayoutSpec::new(minor_to_major).padded_dimensions(padded, padding_value).build()
 }

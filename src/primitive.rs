@@ -312,11 +312,8 @@ mod tests {
         assert_eq!(T::TOKEN.bit_width(), None);
         let sub_byte: Vec<_> = T::ALL.iter().filter(|t| t.is_sub_byte()).map(|t| t.name()).collect();
         assert_eq!(sub_byte, ["s4", "u4", "s2", "u2", "s1", "u1", "f4e2m1fn", "f6e3m2fn", "f6e2m3fn"]);
-        let with_inf: Vec<_> = T::ALL
-            .iter()
-            .filter(|t| t.category() == Category::FloatWithInfinity)
-            .map(|t| t.name())
-            .collect();
+        let with_inf: Vec<_> =
+            T::ALL.iter().filter(|t| t.category() == Category::FloatWithInfinity).map(|t| t.name()).collect();
         assert_eq!(with_inf, ["f16", "f32", "f64", "bf16", "f8e5m2", "f8e4m3", "f8e3m4"]);
         assert!(!T::BUFFER.is_array() && !T::OPAQUE_TYPE.is_array() && T::PRED.is_array());
         assert_eq!(T::BF16.to_proto(), crate::proto::PrimitiveType::Bf16);

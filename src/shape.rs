@@ -25,8 +25,7 @@ use crate::error::{Error, Result};
 use crate::layout::{Layout, MinorToMajor};
 use crate::primitive::PrimitiveType;
 use crate::proto::{ProgramShapeProto, ShapeProto};
-use crate::validate::{validate_program_shape, validate_shape, LayoutMode};
-
+use crate::validate::{LayoutMode, validate_program_shape, validate_shape};
 
 /// A logical dimension number (0 = the first entry of `dimensions`), kept apart from sizes and
 /// offsets.
@@ -586,4 +585,3 @@ impl AsRef<ShapeProto> for ShapeBuf {
         &self.proto
     }
 }
-

@@ -8,10 +8,10 @@
 //! Field paths are built only when an error is reported: while descending, the path is a chain of
 //! borrowed segments on the stack, so a valid shape costs no allocation for them.
 
+use crate::MAX_DEPTH;
 use crate::error::{Error, FieldPath, LayoutProblem, Result, StructureProblem};
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
-use crate::MAX_DEPTH;
 
 /// Whether an array shape without a layout is acceptable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -161,7 +161,10 @@ fn check_structure(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<(
     match element_type {
         PrimitiveType::TUPLE => {
             if has_dimensions {
-                return Err(malformed(path.field("dimensions"), StructureProblem::CannotHaveDimensions { kind: "tuple" }));
+                return Err(malformed(
+                    path.field("dimensions"),
+                    StructureProblem::CannotHaveDimensions { kind: "tuple" },
+                ));
             }
             if shape.layout.is_some() {
                 return Err(malformed(path.field("layout"), StructureProblem::CannotHaveLayout { kind: "tuple" }));
@@ -309,10 +312,18 @@ fn check_layout(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, pa
     }
     // V-13 … V-15: sparse-only fields. The physical shape is not descended into.
     if layout.index_primitive_type != 0 {
-        return Err(sparse(path.field("index_primitive_type"), "index_primitive_type", layout.index_primitive_type.into()));
+        return Err(sparse(
+            path.field("index_primitive_type"),
+            "index_primitive_type",
+            layout.index_primitive_type.into(),
+        ));
     }
     if layout.pointer_primitive_type != 0 {
-        return Err(sparse(path.field("pointer_primitive_type"), "pointer_primitive_type", layout.pointer_primitive_type.into()));
+        return Err(sparse(
+            path.field("pointer_primitive_type"),
+            "pointer_primitive_type",
+            layout.pointer_primitive_type.into(),
+        ));
     }
     if layout.physical_shape.is_some() {
         return Err(sparse(path.field("physical_shape"), "physical_shape", 1));
@@ -464,7 +475,9 @@ fn check_padding(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, p
             .ok_or_else(|| Error::Overflow { path: padded_path.to_field_path(), what: "padded size" })?;
     }
     let width = i64::from(element_type.byte_width().unwrap_or(0));
-    count.checked_mul(width).ok_or_else(|| Error::Overflow { path: padded_path.to_field_path(), what: "padded size" })?;
+    count
+        .checked_mul(width)
+        .ok_or_else(|| Error::Overflow { path: padded_path.to_field_path(), what: "padded size" })?;
     Ok(())
 }
 
