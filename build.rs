@@ -1,18 +1,30 @@
-//! Compiles the vendored `proto/xla/xla_data.proto` with `protox` (pure Rust, no system `protoc`)
-//! into prost types at `$OUT_DIR/xla.rs`, and keeps the compiled descriptor set beside them.
+//! Compiles the vendored protos with `protox` (pure Rust, no system `protoc`) into prost types:
+//!
+//! - `proto/xla/xla_data.proto` → `$OUT_DIR/xla.rs` (`xla_shape::proto`), with the compiled
+//!   descriptor set beside it;
+//! - `proto/xla_shape/hlo_view.proto` → `$OUT_DIR/hlo/xla_shape.hlo_view.rs` (`xla_shape::hlo`),
+//!   whose shape fields point at the types above through `extern_path`, exactly as a downstream
+//!   crate that compiles its own XLA protos would do.
 
 use std::io::{Error, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use prost::Message;
 
 fn main() -> Result<()> {
     // prost-build >= 0.14.1 no longer emits this itself.
     println!("cargo:rerun-if-changed=proto");
+    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| Error::other("OUT_DIR is not set"))?);
+    compile_xla_data(&out_dir)?;
+    compile_hlo_view(&out_dir)
+}
 
-    let file_descriptors =
-        protox::compile(["xla/xla_data.proto"], ["proto"]).map_err(|e| Error::other(e.to_string()))?;
-    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| Error::other("OUT_DIR unset"))?);
+fn compile(file: &str) -> Result<prost_types::FileDescriptorSet> {
+    protox::compile([file], ["proto"]).map_err(|e| Error::other(e.to_string()))
+}
+
+fn compile_xla_data(out_dir: &Path) -> Result<()> {
+    let file_descriptors = compile("xla/xla_data.proto")?;
     std::fs::write(out_dir.join("xla_data.bin"), file_descriptors.encode_to_vec())?;
 
     let mut config = prost_build::Config::new();
@@ -22,4 +34,13 @@ fn main() -> Result<()> {
         config.message_attribute(message, "#[derive(Eq, Hash)]");
     }
     config.compile_fds(file_descriptors)
+}
+
+fn compile_hlo_view(out_dir: &Path) -> Result<()> {
+    let file_descriptors = compile("xla_shape/hlo_view.proto")?;
+    // The imported `xla` package resolves to this crate's own types through extern_path, so no
+    // second copy of them is generated. The output goes to its own directory, apart from xla.rs.
+    let hlo_dir = out_dir.join("hlo");
+    std::fs::create_dir_all(&hlo_dir)?;
+    prost_build::Config::new().extern_path(".xla", "crate::proto").out_dir(hlo_dir).compile_fds(file_descriptors)
 }
