@@ -4,6 +4,7 @@
 pub use prost;
 
 pub mod error;
+pub mod hlo;
 pub mod layout;
 pub mod make;
 pub mod primitive;
