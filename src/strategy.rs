@@ -23,7 +23,9 @@ use crate::proto::PaddingValue;
 use crate::shape::ShapeBuf;
 
 /// What the generated shapes may contain.
-#[derive(Debug, Clone, PartialEq, Eq)]
+// A configuration of independent switches; a state machine would not read better.
+#[allow(clippy::struct_excessive_bools)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShapeConfig {
     /// The largest rank of an array.
     pub max_rank: usize,
@@ -155,6 +157,10 @@ fn dimensions(config: &ShapeConfig) -> impl Strategy<Value = (Vec<i64>, Vec<bool
 }
 
 /// A valid array shape with a layout, in XLA form.
+///
+/// # Panics
+///
+/// Never: it only builds valid values, so a panic would be a bug in the strategy.
 pub fn array_shape(config: ShapeConfig) -> impl Strategy<Value = ShapeBuf> {
     (array_element_type(), dimensions(&config)).prop_flat_map(move |(element_type, (dims, dynamic))| {
         layout_spec(dims.clone(), &config).prop_map(move |spec| {
@@ -169,11 +175,15 @@ pub fn array_shape(config: ShapeConfig) -> impl Strategy<Value = ShapeBuf> {
 
 /// A valid shape of any kind: arrays, and (as `config` allows) nested tuples, buffers, tokens and
 /// opaque shapes.
+///
+/// # Panics
+///
+/// Never: it only builds valid values, so a panic would be a bug in the strategy.
 pub fn shape(config: ShapeConfig) -> impl Strategy<Value = ShapeBuf> {
     let leaf = {
-        let arrays = array_shape(config.clone());
+        let arrays = array_shape(config);
         if config.non_arrays {
-            let buffers = array_shape(config.clone()).prop_map(|a| make::make_buffer_shape(&a).expect("array"));
+            let buffers = array_shape(config).prop_map(|a| make::make_buffer_shape(&a).expect("array"));
             prop_oneof![
                 6 => arrays,
                 1 => buffers,
