@@ -218,8 +218,9 @@ pub fn append_minor_dimension(bound: i64, array: ArrayShape<'_>) -> Result<Shape
 /// `ShapeUtil::PrependMajorDimension`: a new dimension 0 of size `bound`, most major in the
 /// layout (`minor_to_major` = old entries + 1, then 0).
 ///
-/// **XLA quirk, kept:** XLA builds a fresh shape, so the result is static (dynamic flags dropped)
-/// and its layout has only `minor_to_major` (plus the legacy padding, by the crate rule).
+/// **XLA quirk, kept:** XLA builds a fresh shape, so the result is static (dynamic flags dropped;
+/// an unbounded `?` dimension, on which XLA would crash, stays `?`) and its layout has only
+/// `minor_to_major` (plus the legacy padding, by the crate rule).
 ///
 /// ```
 /// use xla_shape::{make, util, PrimitiveType};
@@ -236,7 +237,7 @@ pub fn prepend_major_dimension(bound: i64, array: ArrayShape<'_>) -> Result<Shap
     sources.extend((0..array.rank()).map(Source::Old));
     let mut m2m: Vec<i64> = array.minor_to_major().iter().map(|Dim(d)| to_i64(d + 1)).collect();
     m2m.push(0);
-    rebuild(array, &sources, Flags::Static, fresh(array, m2m))
+    rebuild(array, &sources, Flags::Fresh, fresh(array, m2m))
 }
 
 /// `ShapeUtil::InsertDimensionAtIndex`: [`insert_dimensions_at_index`] with one bound.
@@ -254,8 +255,9 @@ pub fn insert_dimension_at_index(array: ArrayShape<'_>, index: usize, bound: i64
 /// new dimensions go right after (more major than) the old dimension `index`, in the order
 /// `index+k-1 … index`, or become the most minor when `index == rank`.
 ///
-/// **XLA quirk, kept:** XLA builds a fresh shape, so the result is static (dynamic flags dropped)
-/// and its layout has only `minor_to_major` (plus the legacy padding, by the crate rule).
+/// **XLA quirk, kept:** XLA builds a fresh shape, so the result is static (dynamic flags dropped;
+/// an unbounded `?` dimension, on which XLA would crash, stays `?`) and its layout has only
+/// `minor_to_major` (plus the legacy padding, by the crate rule).
 ///
 /// ```
 /// use xla_shape::{make, util, PrimitiveType};
@@ -288,7 +290,7 @@ pub fn insert_dimensions_at_index(array: ArrayShape<'_>, index: usize, bounds: &
             m2m.extend(new_dims.clone());
         }
     }
-    rebuild(array, &sources, Flags::Static, fresh(array, m2m))
+    rebuild(array, &sources, Flags::Fresh, fresh(array, m2m))
 }
 
 /// `ShapeUtil::PermuteDimensions`: dimension `i` of the result is dimension `permutation[i]` of
@@ -411,8 +413,9 @@ pub(super) enum Source {
 pub(super) enum Flags {
     /// They move with their dimensions.
     Keep,
-    /// Every dimension becomes static (XLA builds a fresh shape).
-    Static,
+    /// A fresh shape: every dimension is static except the unbounded ones, which stay `?` (as
+    /// [`crate::make::make_shape`] marks them; XLA would crash on them).
+    Fresh,
 }
 
 /// The array's layout with a new `minor_to_major` and every other field kept (XLA edits the
@@ -450,7 +453,7 @@ pub(super) fn rebuild(
             Flags::Keep => {
                 sources.iter().map(|s| matches!(*s, Source::Old(d) if array.is_dynamic_dimension(Dim(d)))).collect()
             }
-            Flags::Static => vec![false; sources.len()],
+            Flags::Fresh => remap(dimensions, sources, |b| b).iter().map(|&d| d == i64::MIN).collect(),
         },
     })
 }

@@ -1,22 +1,6 @@
 //! Semantic equality (spec `linearization.md` §6.4): XLA's `Shape::Equal` and `Layout::Equal`
-//! functors as the builders [`ShapeEqual`] and [`LayoutEqual`], and the `ShapeUtil` shorthands
-//! ([`equal`], [`compatible`], …).
-//!
-//! This differs from `==` on the protos (and on [`Shape`] views), which compares every field:
-//! semantic equality reads tail padding alignment 0 as 1, a missing `format` as DENSE and an
-//! empty dynamic-flag list as all false, and never compares `dynamic_shape_metadata_prefix_bytes`
-//! (as XLA's `Layout::operator==`).
-//!
-//! Layout fields compared by default: `minor_to_major`, tiles, tail padding alignment (0 ≡ 1),
-//! index and pointer types, element size, memory space, split configs, physical shape, and — a
-//! crate extension, as the 2018 XLA `Equal` did — the legacy `padded_dimensions` and
-//! `padding_value` (raw values) and the legacy `format` (0 ≡ DENSE). The sparse-era lists
-//! (`dim_level_types`, `dim_unique`, `dim_ordered`, `max_sparse_elements`) are compared only when
-//! one side is sparse, as XLA did; validated layouts never are.
-//!
-//! Both builders also compare raw protos ([`ShapeEqual::equal_protos`],
-//! [`LayoutEqual::equal_protos`]), so legacy or sparse protos that do not validate can still be
-//! compared. Raw protos deeper than [`MAX_DEPTH`] levels compare unequal.
+//! functors as the builders [`ShapeEqual`] and [`LayoutEqual`] (whose docs give the exact rules),
+//! and the `ShapeUtil` shorthands ([`equal`], [`compatible`], …).
 
 use crate::MAX_DEPTH;
 use crate::layout::Layout;
@@ -24,8 +8,19 @@ use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ShapeProto};
 use crate::shape::{ArrayShape, Shape};
 
-/// XLA's `Layout::Equal` functor: which layout fields to compare. The default compares all of
-/// them (see the [module docs](self)).
+/// XLA's `Layout::Equal` functor: which layout fields to compare.
+///
+/// By default it compares `minor_to_major`, tiles, tail padding alignment (0 ≡ 1), index and
+/// pointer types, element size, memory space, split configs, physical shape, and — a crate
+/// extension, as the 2018 XLA `Equal` did — the legacy `padded_dimensions` and `padding_value`
+/// (raw values) and the legacy `format` (0 ≡ DENSE). It never compares
+/// `dynamic_shape_metadata_prefix_bytes` (as XLA's `Layout::operator==`). The sparse-era lists
+/// (`dim_level_types`, `dim_unique`, `dim_ordered`, `max_sparse_elements`) are compared only when
+/// one side is sparse, as XLA did; validated layouts never are.
+///
+/// This differs from `==` on the protos, which compares every field as stored. Raw layouts can be
+/// compared too ([`LayoutEqual::equal_protos`]), so legacy or sparse protos that do not validate
+/// still compare; raw physical shapes nested deeper than [`MAX_DEPTH`] levels compare unequal.
 ///
 /// ```
 /// use xla_shape::{make::LayoutSpec, util::LayoutEqual};
@@ -204,8 +199,13 @@ fn is_sparse(layout: &LayoutProto) -> bool {
 /// shapes by type; arrays by element type, dimensions, dynamic flags and (if either has one)
 /// layouts.
 ///
+/// An empty `is_dynamic_dimension` list equals all false. Layouts compare with [`LayoutEqual`].
+///
 /// **XLA parity:** a buffer's array is always compared with the default (exact) options, whatever
 /// this functor ignores, because XLA compares them with `operator==`.
+///
+/// [`ShapeEqual::equal_protos`] compares raw protos (malformed ones compare without panicking;
+/// nesting deeper than [`MAX_DEPTH`] levels compares unequal).
 ///
 /// ```
 /// use xla_shape::{make, util::ShapeEqual, PrimitiveType};

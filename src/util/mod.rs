@@ -17,7 +17,7 @@
 //! * A function that builds a shape returns `Result<ShapeBuf>`: the result is put into XLA's form
 //!   (`is_dynamic_dimension` for every dimension, tail padding alignment 1 instead of 0) and
 //!   validated (optional-layout mode) before it is handed out. Where XLA would crash, these return
-//!   an [`Error`](crate::Error).
+//!   an [`Error`].
 //! * **Legacy padding (crate rule):** an operation that permutes, inserts or deletes logical
 //!   dimensions applies the same change to a non-empty legacy `padded_dimensions` (an inserted
 //!   dimension is padded to its own bound), so the result still validates. Every other layout
