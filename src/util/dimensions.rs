@@ -2,7 +2,7 @@
 //! dimension letters, true rank, and the operations that delete, insert, permute and reorder
 //! logical dimensions while keeping the layout consistent.
 
-use super::{finish, to_i64};
+use super::{End, finish, to_i64};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::proto::{LayoutProto, ShapeProto};
@@ -184,12 +184,7 @@ pub fn delete_dimensions(dimensions: &[Dim], array: ArrayShape<'_>) -> Result<Sh
 /// A bound XLA rejects (negative, or a size overflow).
 #[doc(alias = "AppendMajorDimension")]
 pub fn append_major_dimension(bound: i64, array: ArrayShape<'_>) -> Result<ShapeBuf> {
-    let n = array.rank();
-    let mut sources: Vec<Source> = (0..n).map(Source::Old).collect();
-    sources.push(Source::New(bound));
-    let mut m2m = array.minor_to_major().to_vec();
-    m2m.push(to_i64(n));
-    rebuild(array, &sources, Flags::Keep, edited(array, m2m))
+    append_dimension(bound, array, End::Major)
 }
 
 /// `ShapeUtil::AppendMinorDimension`: adds a dimension of size `bound` after the last one and
@@ -207,11 +202,21 @@ pub fn append_major_dimension(bound: i64, array: ArrayShape<'_>) -> Result<Shape
 /// A bound XLA rejects (negative, or a size overflow).
 #[doc(alias = "AppendMinorDimension")]
 pub fn append_minor_dimension(bound: i64, array: ArrayShape<'_>) -> Result<ShapeBuf> {
+    append_dimension(bound, array, End::Minor)
+}
+
+/// Appends logical dimension `n` and puts it at `end` of `minor_to_major`, editing in place.
+fn append_dimension(bound: i64, array: ArrayShape<'_>, end: End) -> Result<ShapeBuf> {
     let n = array.rank();
     let mut sources: Vec<Source> = (0..n).map(Source::Old).collect();
     sources.push(Source::New(bound));
-    let mut m2m = vec![to_i64(n)];
-    m2m.extend(array.minor_to_major().iter().map(|Dim(d)| to_i64(d)));
+    let order = array.minor_to_major();
+    let old = order.iter().map(|Dim(d)| to_i64(d));
+    let new = std::iter::once(to_i64(n));
+    let m2m = match end {
+        End::Major => old.chain(new).collect(),
+        End::Minor => new.chain(old).collect(),
+    };
     rebuild(array, &sources, Flags::Keep, edited(array, m2m))
 }
 

@@ -3,7 +3,7 @@
 //! spaces, the untiled check, and copying or comparing the layouts of two shapes.
 
 use super::equality::LayoutEqual;
-use super::{all_leaves, any_leaf, finish, layout_to_xla_form, map_arrays, to_i64, to_usize, too_deep, wrap};
+use super::{End, all_leaves, any_leaf, finish, layout_to_xla_form, map_arrays, to_i64, to_usize, too_deep, wrap};
 use crate::MAX_DEPTH;
 use crate::error::{Error, FieldPath, LayoutProblem, Result};
 use crate::layout::{Layout, LayoutBuf, MinorToMajor, Tile};
@@ -166,12 +166,6 @@ pub fn move_dim_to_major_in_shape(shape: Shape<'_>, dimension: Dim) -> Result<Sh
 #[doc(alias = "MoveDimToMinor")]
 pub fn move_dim_to_minor_in_shape(shape: Shape<'_>, dimension: Dim) -> Result<ShapeBuf> {
     move_in_shape(shape, dimension, End::Minor)
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum End {
-    Major,
-    Minor,
 }
 
 fn moved(order: MinorToMajor<'_>, dimension: Dim, end: End) -> Result<Vec<i64>> {

@@ -141,6 +141,15 @@ fn fold_leaves(shape: Shape<'_>, leaf: &dyn Fn(Shape<'_>) -> bool, all: bool, le
     }
 }
 
+/// Which end of `minor_to_major` a dimension goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// The last entry: most major.
+    Major,
+    /// The first entry: most minor.
+    Minor,
+}
+
 /// A dimension number as stored in `minor_to_major`.
 fn to_i64(d: usize) -> i64 {
     // Dimension numbers come from validated ranks, far below i64::MAX.
