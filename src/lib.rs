@@ -13,6 +13,7 @@ pub mod shape;
 #[cfg(feature = "proptest")]
 pub mod strategy;
 pub mod text;
+pub mod util;
 pub mod validate;
 
 pub use error::{Error, Result};
