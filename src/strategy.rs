@@ -1,4 +1,4 @@
-//! [proptest] strategies that generate only valid values: shapes, layouts, tiles and in-bounds
+//! [`proptest`](mod@proptest) strategies that generate only valid values: shapes, layouts, tiles and in-bounds
 //! indices (feature `proptest`).
 //!
 //! Downstream crates use them to property-test their own code against every kind of shape XLA
