@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Writes the seed inputs of the fuzz corpus (python3, standard library only).
+
+    python3 fuzz/seeds.py            # from the repository root
+
+Sources: the byte vectors of the spec (schema.md §5, vectors.md B1-B4, copied below) and the
+golden fixtures in tests/fixtures (shape_protos.jsonl / layout_protos.jsonl `input_hex`, the
+`input` strings of shapes.jsonl / layouts.jsonl, hlo/*.pb). Files are named by the SHA-1 of their
+content, as libFuzzer names them, so re-running is idempotent and duplicates collapse.
+
+Input formats (see fuzz/src/lib.rs): `decode` = one selector byte (0 ShapeProto, 1 LayoutProto,
+2 ProgramShapeProto, 3 HloModuleProto) followed by the serialized message; `text` = the string.
+"""
+
+import hashlib
+import json
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+CORPUS = ROOT / "fuzz" / "corpus"
+
+SHAPE, LAYOUT, PROGRAM, HLO = 0, 1, 2, 3
+
+# schema.md §5 and vectors.md B1-B4 (hex, as printed there).
+SPEC_VECTORS = [
+    (SHAPE, "10 0b 1a 02 02 03 2a 07 0a 02 01 00 80 01 01 32 02 00 00"),
+    (SHAPE, "10 0b 1a 02 02 03 2a 04 0a 02 01 00"),
+    (SHAPE, "10 0b 2a 03 80 01 01"),
+    (SHAPE, "10 11"),
+    (SHAPE, "10 0e"),
+    (SHAPE, "10 0d"),
+    (SHAPE, "10 0d 22 10 10 0b 1a 01 02 2a 06 0a 01 00 80 01 01 32 01 00 22 07 10 04 2a 03 80 01 01"),
+    (SHAPE, "10 0b 1a 02 03 05 2a 0d 0a 02 01 00 32 04 0a 02 02 02 80 01 01 32 02 00 00"),
+    (SHAPE, "10 0b 1a 02 0a 03 2a 07 0a 02 01 00 80 01 01 32 02 01 00"),
+    (SHAPE, "10 0b 1a 0c 80 80 80 80 80 80 80 80 80 01 90 06 2a 07 0a 02 01 00 80 01 01 32 02 01 00"),
+    (SHAPE, "10 15 1a 01 08 2a 08 0a 01 00 38 04 80 01 01 32 01 00"),
+    (SHAPE, "10 22 22 13 10 04 1a 02 03 04 2a 07 0a 02 01 00 80 01 01 32 02 00 00"),
+    (SHAPE, "10 0b 1a 02 04 08 2a 13 0a 02 01 00 32 04 0a 02 02 04 32 04 0a 02 02 01 80 01 01 32 02 00 00"),
+    (SHAPE, "10 23 1a 01 04 2a 06 0a 01 00 80 01 01 32 01 00"),
+    (SHAPE, "10 24 1a 01 04 2a 06 0a 01 00 80 01 01 32 01 00"),
+    (SHAPE, "10 0b 1a 02 02 03 2a 06 0a 02 01 00 20 01"),
+    (SHAPE, "10 0b 1a 02 02 03 2a 0c 0a 02 00 01 12 02 03 05 18 01 20 01"),
+    (SHAPE, "10 0b 1a 02 0a 14 2a 0a 0a 02 01 00 12 02 0f 15 20 01"),
+    (SHAPE, "10 0b 2a 02 20 01"),
+    (SHAPE, "10 0b 1a 0a ff ff ff ff ff ff ff ff ff 01"),
+    (SHAPE, "10 0b 98 06 01"),
+    (SHAPE, "08 02 10 0b"),
+    (SHAPE, "10 0b 2a 03 98 06 01"),
+    (LAYOUT, "0a 02 01 00 32 0e 0a 0c 80 80 80 80 80 80 80 80 80 01 80 01 80 01 01"),
+    (LAYOUT, "0a 01 00 40 01 80 01 01"),
+    (LAYOUT, "0a 02 00 01 80 01 01 8a 01 03 12 01 03 8a 01 06 08 01 12 02 00 04"),
+    (LAYOUT, "0a 02 01 00 4a 02 00 01 80 01 01"),
+    (LAYOUT, "0a 02 00 01 12 02 03 05 18 01 20 01"),
+    (LAYOUT, "0a 01 00 20 02 28 0a"),
+    (LAYOUT, "0a 02 01 00 6a 02 01 01 72 02 01 01 80 01 01"),
+    (PROGRAM, "0a 07 10 0b 2a 03 80 01 01 12 07 10 0b 2a 03 80 01 01 1a 01 78"),
+]
+
+# libFuzzer's default -max_len; longer seeds would only be truncated.
+MAX_LEN = 4096
+
+
+def write(target, data):
+    if len(data) > MAX_LEN:
+        return
+    directory = CORPUS / target
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
+def jsonl(name):
+    with open(FIXTURES / name, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def depth_input(record):
+    """Rebuilds a `depth_N` input of shapes.jsonl (see tests/fixtures/README.md)."""
+    n = int(record["category"].split("_")[1])
+    if record["category"].endswith("_buffer_leaf"):
+        return "(" * (n - 2) + "b(s32[2])" + ")" * (n - 2)
+    return "(" * (n - 1) + "f32[]" + ")" * (n - 1)
+
+
+def main():
+    for selector, hex_bytes in SPEC_VECTORS:
+        write("decode", bytes([selector]) + bytes.fromhex(hex_bytes))
+    for record in jsonl("shape_protos.jsonl"):
+        # Deep generated tuples have no hex; the adversarial tests build those.
+        if record["input_hex"] is not None:
+            write("decode", bytes([SHAPE]) + bytes.fromhex(record["input_hex"]))
+    for record in jsonl("layout_protos.jsonl"):
+        write("decode", bytes([LAYOUT]) + bytes.fromhex(record["input_hex"]))
+    for pb in sorted((FIXTURES / "hlo").glob("*.pb")):
+        write("decode", bytes([HLO]) + pb.read_bytes())
+    for record in jsonl("shapes.jsonl"):
+        text = record["input"] if record["input"] is not None else depth_input(record)
+        write("text", text.encode("utf-8"))
+    for record in jsonl("layouts.jsonl"):
+        write("text", record["input"].encode("utf-8"))
+
+
+if __name__ == "__main__":
+    main()
