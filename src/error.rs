@@ -598,11 +598,16 @@ pub enum Error {
     },
 }
 
+/// Carries both XLA wordings: the constructors' "Invalid dimension size" and the validator's
+/// "Negative dimension at index".
 fn invalid_dimension_message(path: &FieldPath, index: usize, size: i64) -> String {
     if size == i64::MIN {
-        format!("invalid dimension size {size}, is_dynamic=false at {path}: only dynamic dimensions may be unbounded")
+        format!(
+            "invalid dimension size {size}, is_dynamic=false at {path}: only dynamic dimensions may be \
+             unbounded (?)"
+        )
     } else {
-        format!("negative dimension at index {index}: {size} at {path}")
+        format!("invalid dimension size {size} at {path}: negative dimension at index {index}: {size}")
     }
 }
 
