@@ -15,7 +15,7 @@
 //! assert_eq!(s.to_string(), "f32[2,3,4,5]{3,2,1,0}");
 //! ```
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FieldPath, LayoutProblem, Result};
 use crate::layout::LayoutBuf;
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ShapeProto, SplitConfigProto, TileProto};
@@ -93,23 +93,30 @@ impl LayoutSpec {
     }
 
     /// `LayoutUtil::MakeLayout`: checks what XLA's constructor checks (where XLA aborts, this
-    /// returns an error), then the standalone layout rules.
+    /// returns an error), then the standalone layout rules (spec `validation.md` §1.5). Paths in
+    /// errors are relative to the layout.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidLayout`] for a tail alignment below 1 or a tile entry that is neither
-    /// positive nor `*`, and any standalone validation failure.
+    /// [`Error::InvalidLayout`] for a tail alignment below 1 (XLA: CHECK failure), a tile entry
+    /// that is neither positive nor `*` (XLA: fatal for a negative one), and any other standalone
+    /// validation failure ([`Error::InvalidLayout`], [`Error::SparseUnsupported`]).
     pub fn build(self) -> Result<LayoutBuf> {
-        if self.proto.tail_padding_alignment_in_elements < 1 {
-            return Err(Error::InvalidLayout {
-                path: crate::error::FieldPath::root().field("tail_padding_alignment_in_elements"),
-                problem: crate::error::LayoutProblem::TailPadding {
-                    value: self.proto.tail_padding_alignment_in_elements,
-                },
-            });
-        }
+        self.check_tail_padding(FieldPath::root())?;
         validate_layout(&self.proto)?;
         Ok(LayoutBuf::from_validated(self.proto))
+    }
+
+    /// The one `MakeLayout` rule stricter than validation, which reads 0 as 1.
+    fn check_tail_padding(&self, layout_path: FieldPath) -> Result<()> {
+        let value = self.proto.tail_padding_alignment_in_elements;
+        if value < 1 {
+            return Err(Error::InvalidLayout {
+                path: layout_path.field("tail_padding_alignment_in_elements"),
+                problem: LayoutProblem::TailPadding { value },
+            });
+        }
+        Ok(())
     }
 }
 
@@ -210,8 +217,9 @@ pub fn make_shape_with_dense_layout(
 ///   ("dimensions size is 2, but layout size is 1"), or the element type is not an array type
 ///   ("unsupported element type");
 /// * the errors of [`make_shape_dynamic`] for the dimensions;
-/// * the errors of [`LayoutSpec::build`];
-/// * then any strict validation failure ([`Error::InvalidLayout`], [`Error::SparseUnsupported`]).
+/// * [`Error::InvalidLayout`] for a tail padding alignment below 1;
+/// * then any strict validation failure ([`Error::InvalidLayout`], [`Error::SparseUnsupported`]),
+///   with paths under `layout`.
 pub fn make_shape_with_layout(
     element_type: PrimitiveType,
     dimensions: &[i64],
@@ -226,7 +234,9 @@ pub fn make_shape_with_layout(
     }
     let dynamic = dimensions.iter().map(|&d| d == i64::MIN).collect::<Vec<_>>();
     let proto = unlaid_array(element_type, dimensions, &dynamic)?;
-    let mut layout = layout.clone().build()?.into_proto();
+    // Everything else in the layout is checked by strict validation, with paths in the shape.
+    layout.check_tail_padding(FieldPath::root().field("layout"))?;
+    let mut layout = layout.proto.clone();
     let own_bits = element_type.byte_width().map_or(0, |bytes| i64::from(bytes) * 8);
     if layout.element_size_in_bits == own_bits {
         layout.element_size_in_bits = 0;
