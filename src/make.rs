@@ -364,8 +364,8 @@ fn non_array(element_type: PrimitiveType) -> ShapeBuf {
 ///
 /// # Errors
 ///
-/// [`Error::InvalidArgument`] when `array` is not an array shape ("element_shape must be an array
-/// shape to create a buffer shape").
+/// [`Error::InvalidArgument`] when `array` is not an array shape (XLA: "`element_shape` must be
+/// an array shape to create a buffer shape").
 pub fn make_buffer_shape(array: &ShapeBuf) -> Result<ShapeBuf> {
     if !array.view().is_array() {
         return Err(Error::InvalidArgument("element_shape must be an array shape to create a buffer shape".into()));

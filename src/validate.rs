@@ -62,7 +62,7 @@
 //!
 //! | id | input | XLA HEAD | this crate | why |
 //! |---|---|---|---|---|
-//! | DV-1 | a tuple, token or opaque shape with `dimensions` or `is_dynamic_dimension`; an array with `tuple_shapes` | drops the extra fields silently, then accepts | [`Error::MalformedStructure`] | No silent loss. XLA 2019–2025 rejected the same protos ("This type cannot have dimensions.", "Non-tuple type contains tuple_shapes."). |
+//! | DV-1 | a tuple, token or opaque shape with `dimensions` or `is_dynamic_dimension`; an array with `tuple_shapes` | drops the extra fields silently, then accepts | [`Error::MalformedStructure`] | No silent loss. XLA 2019–2025 rejected the same protos ("This type cannot have dimensions.", "Non-tuple type contains `tuple_shapes`."). |
 //! | DV-2 | a BUFFER node with its own `dimensions`, `is_dynamic_dimension` or `layout` | drops the dimensions and moves the layout onto the wrapped array, overwriting its layout | [`Error::MalformedStructure`] | XLA never writes this; accepting it would silently drop or overwrite data. |
 //! | DV-3 | `dimensions[i] == INT64_MIN` whose dynamic flag is false or absent | `ValidateShape` accepts it from a proto | [`Error::InvalidDimension`] | XLA's constructors and text parser reject it, and its printed form is text no parser accepts. |
 //! | DV-4 | a tile entry `INT64_MIN` (the combine dimension `*`) in a proto | `Tile::FromProto` rejects it (since 2025-04-29) | accepted | XLA's text parser and printer support `*`, and XLA before 2025-04 accepted it from protos: one meaning for text and proto. |

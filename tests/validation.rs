@@ -167,7 +167,7 @@ fn group_41_missing_layout() {
     assert_eq!(optional(&s), Ok(()));
 }
 
-/// The nested tuple of layout_util_test `ValidateLayout_TupleSubshapesWithMissingLayouts`:
+/// The nested tuple of `layout_util_test` `ValidateLayout_TupleSubshapesWithMissingLayouts`:
 /// `(((f32[1,2]{1,0}), f32[1,2]), (f32[9]))`, two leaves without a layout.
 fn group_42_shape() -> ShapeProto {
     let sub_1_1 = tuple(vec![f32_with(&[1, 2], &[1, 0])]);
@@ -241,8 +241,8 @@ fn group_44_sparse_era_checks() {
 }
 
 fn f32_with_levels(dimensions: &[i64], levels: &[i32]) -> ShapeProto {
-    let rank = dimensions.len();
-    let m2m: Vec<i64> = (0..rank as i64).rev().collect();
+    let rank = i64::try_from(dimensions.len()).unwrap();
+    let m2m: Vec<i64> = (0..rank).rev().collect();
     with(array(F32, dimensions), LayoutProto { dim_level_types: levels.to_vec(), ..layout(&m2m) })
 }
 
@@ -839,7 +839,8 @@ fn x2_sparse_era_lists() {
 
 #[test]
 fn dv5_all_dense_lists_of_the_wrong_length() {
-    let cases: [(&str, fn(&mut LayoutProto)); 3] = [
+    type Edit = fn(&mut LayoutProto);
+    let cases: [(&str, Edit); 3] = [
         ("dim_level_types", |l| l.dim_level_types = vec![0]),
         ("dim_unique", |l| l.dim_unique = vec![true, true, true]),
         ("dim_ordered", |l| l.dim_ordered = vec![true]),
