@@ -7,7 +7,8 @@ use xla_shape::make::{
     LayoutSpec, make_ascending_layout, make_buffer_shape, make_buffer_shape_from_dimensions, make_descending_layout,
     make_layout, make_layout_from_major_to_minor, make_maybe_tuple_shape, make_nil, make_opaque_shape,
     make_padded_layout, make_scalar_shape, make_shape, make_shape_dynamic, make_shape_with_dense_layout,
-    make_shape_with_descending_layout, make_shape_with_layout, make_token_shape, make_tuple_shape,
+    make_shape_with_descending_layout, make_shape_with_descending_layout_and_same_physical_layout,
+    make_shape_with_layout, make_token_shape, make_tuple_shape,
 };
 use xla_shape::proto::{PaddingValue, ShapeProto};
 use xla_shape::{Error, LayoutBuf, PrimitiveType as T, ShapeBuf};
@@ -482,4 +483,46 @@ fn constructed_layouts_validate_against_their_shapes() {
     {
         assert_eq!(xla_shape::validate::validate_layout_for_shape(layout.proto(), shape.proto()), Ok(()));
     }
+}
+
+#[test]
+fn descending_layout_and_same_physical_layout() {
+    // vectors.md 69
+    let s = make_shape_with_dense_layout(T::F32, &[128, 24, 4, 48, 48], &[2, 4, 3, 1, 0]).unwrap();
+    let d = make_shape_with_descending_layout_and_same_physical_layout(s.as_array().unwrap());
+    assert_eq!(d.to_string(), "f32[128,24,48,48,4]{4,3,2,1,0}");
+    assert_xla_form(d.proto());
+    assert!(ShapeBuf::try_from_proto(d.clone().into_proto()).is_ok());
+    // Dynamic flags move with their dimensions; tiles, element size, tail padding and memory
+    // space are kept; legacy padding moves with its dimensions.
+    let s = make_shape_dynamic(T::S4, &[2, 3, MIN], &[true, false, true]).unwrap();
+    let mut p = s.into_proto();
+    let l = p.layout.as_mut().unwrap();
+    l.minor_to_major = vec![0, 2, 1];
+    l.tiles = vec![xla_shape::proto::TileProto { dimensions: vec![8, 128] }];
+    l.element_size_in_bits = 4;
+    l.tail_padding_alignment_in_elements = 0;
+    l.memory_space = 5;
+    let s = ShapeBuf::try_from_proto(p).unwrap();
+    let d = make_shape_with_descending_layout_and_same_physical_layout(s.as_array().unwrap());
+    assert_eq!(d.to_string(), "s4[3,?,<=2]{2,1,0:T(8,128)E(4)S(5)}");
+    assert_eq!(d.proto().layout.as_ref().unwrap().tail_padding_alignment_in_elements, 1);
+    assert_xla_form(d.proto());
+    let s = make_shape_with_layout(
+        T::F32,
+        &[2, 3],
+        &LayoutSpec::new(&[0, 1]).padded_dimensions(&[3, 5], PaddingValue::OnePad),
+    )
+    .unwrap();
+    let d = make_shape_with_descending_layout_and_same_physical_layout(s.as_array().unwrap());
+    assert_eq!(d.to_string(), "f32[3,2]{1,0}");
+    let l = d.proto().layout.as_ref().unwrap();
+    assert_eq!((l.padded_dimensions.as_slice(), l.padding_value), (&[5, 3][..], PaddingValue::OnePad as i32));
+    assert!(ShapeBuf::try_from_proto(d.into_proto()).is_ok());
+    // Without a layout nothing moves.
+    let bare = ShapeProto { element_type: T::F32.as_i32(), dimensions: vec![2, 3], ..ShapeProto::default() };
+    let view = xla_shape::ArrayShape::try_new_optional_layout(&bare).unwrap();
+    let d = make_shape_with_descending_layout_and_same_physical_layout(view);
+    assert_eq!(d.to_string(), "f32[2,3]{1,0}");
+    assert_xla_form(d.proto());
 }
