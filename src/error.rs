@@ -478,7 +478,8 @@ pub enum Error {
     Overflow {
         /// Where the overflow happened.
         path: FieldPath,
-        /// What overflowed, e.g. `"dimensions"` or `"shape size"`.
+        /// What overflowed, e.g. `"the element count (dimensions overflow)"`, `"shape size"` or
+        /// `"padded size"`.
         what: &'static str,
     },
 

@@ -465,7 +465,7 @@ fn check_minor_to_major(minor_to_major: &[i64], rank: Option<usize>, path: Path<
             return Err(invalid(path, LayoutProblem::MinorToMajorLength { len: minor_to_major.len(), rank }));
         }
     }
-    let mut seen = SeenDimensions::new(minor_to_major.len());
+    let mut seen = SeenDimensions::new();
     for (k, &value) in minor_to_major.iter().enumerate() {
         let in_bounds = value >= 0 && rank.is_none_or(|rank| usize::try_from(value).is_ok_and(|v| v < rank));
         if !in_bounds {
@@ -478,41 +478,31 @@ fn check_minor_to_major(minor_to_major: &[i64], rank: Option<usize>, path: Path<
     Ok(())
 }
 
-/// The non-negative dimension numbers seen so far in a scan of a `minor_to_major` list of length
-/// `len`.
+/// The non-negative dimension numbers seen so far in a scan of `minor_to_major`.
 ///
 /// Numbers below 64 live in a bit mask, so a shape of rank ≤ 64 is checked without allocating.
-/// Numbers below `len` (only when `len` > 64) live in a bit vector of `len` entries. A standalone
-/// layout may also hold numbers ≥ `len` (they fail once the layout meets a shape, V-8/V-9); those
-/// go into an ordered set, so a hostile value such as `i64::MAX` never sizes an allocation.
+/// Larger numbers (a rank above 64, or a standalone layout, whose entries are bounded only once
+/// it meets a shape) go into an ordered set, so a hostile value such as `i64::MAX` never sizes an
+/// allocation.
 struct SeenDimensions {
     mask: u64,
-    len: usize,
-    dense: Vec<bool>,
-    sparse: BTreeSet<i64>,
+    beyond: BTreeSet<i64>,
 }
 
 impl SeenDimensions {
-    fn new(len: usize) -> Self {
-        Self { mask: 0, len, dense: Vec::new(), sparse: BTreeSet::new() }
+    fn new() -> Self {
+        Self { mask: 0, beyond: BTreeSet::new() }
     }
 
     /// Inserts the non-negative `value`; false if it was already present.
     fn insert(&mut self, value: i64) -> bool {
-        match usize::try_from(value) {
-            Ok(d) if d < 64 => {
-                let bit = 1u64 << d;
-                let fresh = self.mask & bit == 0;
-                self.mask |= bit;
-                fresh
-            }
-            Ok(d) if d < self.len => {
-                if self.dense.is_empty() {
-                    self.dense = vec![false; self.len];
-                }
-                !std::mem::replace(&mut self.dense[d], true)
-            }
-            _ => self.sparse.insert(value),
+        if (0..64).contains(&value) {
+            let bit = 1u64 << value;
+            let fresh = self.mask & bit == 0;
+            self.mask |= bit;
+            fresh
+        } else {
+            self.beyond.insert(value)
         }
     }
 }

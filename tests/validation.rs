@@ -479,6 +479,7 @@ impl Tap for ShapeProto {}
 
 #[test]
 fn group_50_legacy_seed_example_and_padded_size() {
+    // DV-7: the legacy fields 2–5 are known, validated and kept.
     // B3: the LEGACY seed example f32[2,3]{0,1} padded [3,5] ZERO_PAD DENSE.
     let s = with(
         array(F32, &[2, 3]),
