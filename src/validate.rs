@@ -183,15 +183,33 @@ pub fn validate_program_shape(program: &ProgramShapeProto, mode: LayoutMode) -> 
     }
 }
 
-/// Validates `layout` as the layout of the array `shape` (`LayoutUtil::ValidateLayoutForShape`).
+/// Validates `layout` as the layout of the array `shape` (`LayoutUtil::ValidateLayoutForShape`),
+/// as if it replaced the shape's own layout, which is ignored.
+///
+/// The shape's element type and dimensions are checked first (pass 1 for an array), then the
+/// layout (pass 2). Error paths point at the layout as if it were attached:
+/// `layout.minor_to_major[1]`.
+///
+/// ```
+/// use xla_shape::{proto::{LayoutProto, ShapeProto}, validate::validate_layout_for_shape};
+/// let shape = ShapeProto { element_type: 11, dimensions: vec![2, 3], ..Default::default() };
+/// let layout = LayoutProto { minor_to_major: vec![0, 1], ..Default::default() };
+/// assert!(validate_layout_for_shape(&layout, &shape).is_ok());
+/// let bad = LayoutProto { minor_to_major: vec![1, 2, 3, 4], ..Default::default() };
+/// let err = validate_layout_for_shape(&bad, &shape).unwrap_err();
+/// assert!(err.to_string().contains("contains 4 elements, but shape has 2 dimensions"));
+/// ```
 ///
 /// # Errors
 ///
-/// [`Error::NotAnArray`] if `shape` is not an array; otherwise the pass-2 errors of
-/// [`validate_shape`] with paths under `layout`.
+/// [`Error::InvalidElementType`], [`Error::MalformedStructure`], [`Error::InvalidDimension`] or
+/// [`Error::Overflow`] for the shape; [`Error::NotAnArray`] if it is a tuple, token, opaque or
+/// buffer shape (a layout belongs to an array; XLA accepts an empty layout for a token or opaque
+/// shape, but no shape of those kinds may carry one, V-5); then [`Error::InvalidLayout`] or
+/// [`Error::SparseUnsupported`] for the layout.
 pub fn validate_layout_for_shape(layout: &LayoutProto, shape: &ShapeProto) -> Result<()> {
     let element_type = PrimitiveType::from_i32(shape.element_type)
-        .ok_or(Error::InvalidElementType { path: FieldPath::root(), value: shape.element_type })?;
+        .ok_or_else(|| Error::InvalidElementType { path: FieldPath::root(), value: shape.element_type })?;
     if !element_type.is_array() {
         return Err(Error::NotAnArray { operation: "a layout", kind: kind_name(element_type) });
     }
