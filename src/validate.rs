@@ -322,14 +322,12 @@ fn own_array_field(shape: &ShapeProto) -> Option<&'static str> {
 
 /// V-3a, V-5a (DV-1): a tuple, token or opaque shape has no dimensions and no dynamic flags.
 fn check_no_dimensions(shape: &ShapeProto, kind: &'static str, path: Path<'_>) -> Result<()> {
-    let field = if !shape.dimensions.is_empty() {
-        "dimensions"
-    } else if !shape.is_dynamic_dimension.is_empty() {
-        "is_dynamic_dimension"
-    } else {
-        return Ok(());
-    };
-    Err(malformed(path.field(field), StructureProblem::CannotHaveDimensions { kind }))
+    match own_array_field(shape) {
+        Some(field @ ("dimensions" | "is_dynamic_dimension")) => {
+            Err(malformed(path.field(field), StructureProblem::CannotHaveDimensions { kind }))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// V-6: an array's own fields, dimensions, element count and byte size.
