@@ -478,7 +478,8 @@ pub enum Error {
     Overflow {
         /// Where the overflow happened.
         path: FieldPath,
-        /// What overflowed, e.g. `"dimensions"` or `"shape size"`.
+        /// What overflowed, e.g. `"the element count (dimensions overflow)"`, `"shape size"` or
+        /// `"padded size"`.
         what: &'static str,
     },
 
@@ -598,11 +599,16 @@ pub enum Error {
     },
 }
 
+/// Carries both XLA wordings: the constructors' "Invalid dimension size" and the validator's
+/// "Negative dimension at index".
 fn invalid_dimension_message(path: &FieldPath, index: usize, size: i64) -> String {
     if size == i64::MIN {
-        format!("invalid dimension size {size}, is_dynamic=false at {path}: only dynamic dimensions may be unbounded")
+        format!(
+            "invalid dimension size {size}, is_dynamic=false at {path}: only dynamic dimensions may be \
+             unbounded (?)"
+        )
     } else {
-        format!("negative dimension at index {index}: {size} at {path}")
+        format!("invalid dimension size {size} at {path}: negative dimension at index {index}: {size}")
     }
 }
 
