@@ -328,6 +328,11 @@ pub enum LayoutProblem {
         /// The logical dimension.
         dimension: usize,
     },
+    /// A split config names a physical dimension the shape does not have.
+    SplitConfigDimension {
+        /// The physical dimension.
+        dimension: i64,
+    },
     /// A padded extent smaller than its dimension.
     PaddingTooSmall {
         /// The logical dimension.
@@ -380,6 +385,9 @@ impl fmt::Display for LayoutProblem {
             }
             Self::PaddedUnbounded { dimension } => {
                 write!(f, "dimension {dimension} is unbounded dynamic and cannot be padded")
+            }
+            Self::SplitConfigDimension { dimension } => {
+                write!(f, "split config has out-of-bounds physical dimension: {dimension}")
             }
             Self::PaddingTooSmall { dimension, padded, size } => write!(
                 f,

@@ -19,7 +19,7 @@ use crate::error::{Error, FieldPath, LayoutProblem, Result};
 use crate::layout::LayoutBuf;
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ShapeProto, SplitConfigProto, TileProto};
-use crate::shape::{ArrayShape, Dim, ShapeBuf};
+use crate::shape::ShapeBuf;
 use crate::validate::{LayoutMode, validate_layout, validate_shape};
 
 /// The parts of a dense layout, for [`make_shape_with_layout`] and [`LayoutSpec::build`]
@@ -271,45 +271,6 @@ fn with_layout(mut proto: ShapeProto, layout: LayoutProto) -> Result<ShapeBuf> {
     proto.layout = Some(Box::new(layout));
     validate_shape(&proto, LayoutMode::Strict)?;
     Ok(ShapeBuf::from_validated(proto))
-}
-
-/// `MakeShapeWithDescendingLayoutAndSamePhysicalLayout`: the same array with its dimensions
-/// reordered into physical order (most major first) and the default descending layout, so the
-/// memory picture is unchanged. The dynamic flags move with their dimensions; tiles, element
-/// size, tail padding alignment and memory space are carried over (as in XLA), and legacy
-/// `padded_dimensions` move with their dimensions (crate rule, spec `linearization.md` §6). A
-/// shape without a layout has the default layout already and keeps its dimensions.
-///
-/// ```
-/// use xla_shape::{make::*, PrimitiveType};
-/// let s = make_shape_with_dense_layout(PrimitiveType::F32, &[128, 24, 4, 48, 48], &[2, 4, 3, 1, 0]).unwrap();
-/// let d = make_shape_with_descending_layout_and_same_physical_layout(s.as_array().unwrap());
-/// assert_eq!(d.to_string(), "f32[128,24,48,48,4]{4,3,2,1,0}");
-/// ```
-pub fn make_shape_with_descending_layout_and_same_physical_layout(shape: ArrayShape<'_>) -> ShapeBuf {
-    let order = shape.minor_to_major();
-    // Logical dimension at each physical position, most major first.
-    let physical: Vec<Dim> = (0..shape.rank()).map(|p| order.major(p)).collect();
-    let mut layout = LayoutSpec::new(&descending(shape.rank())).proto;
-    if let Some(old) = shape.layout() {
-        let old = old.proto();
-        layout.tiles.clone_from(&old.tiles);
-        layout.element_size_in_bits = old.element_size_in_bits;
-        // XLA form: the proto's 0 means 1.
-        layout.tail_padding_alignment_in_elements = old.tail_padding_alignment_in_elements.max(1);
-        layout.memory_space = old.memory_space;
-        if !old.padded_dimensions.is_empty() {
-            layout.padded_dimensions = physical.iter().map(|d| old.padded_dimensions[d.index()]).collect();
-            layout.padding_value = old.padding_value;
-        }
-    }
-    ShapeBuf::from_validated(ShapeProto {
-        element_type: shape.element_type().as_i32(),
-        dimensions: physical.iter().map(|&d| shape.dimension(d)).collect(),
-        tuple_shapes: Vec::new(),
-        layout: Some(Box::new(layout)),
-        is_dynamic_dimension: physical.iter().map(|&d| shape.is_dynamic_dimension(d)).collect(),
-    })
 }
 
 /// `MakeScalarShape`: rank 0, layout `{}`.

@@ -45,14 +45,17 @@
 //! 7. the sparse-era lists `dim_level_types`, `dim_unique`, `dim_ordered` (V-10), the legacy
 //!    `format` and `max_sparse_elements` (V-11), `tail_padding_alignment_in_elements` (V-12),
 //!    `index_primitive_type`, `pointer_primitive_type`, `physical_shape` (V-13 … V-15), tiles
-//!    (V-16), `element_size_in_bits` (V-17), the legacy `padded_dimensions` (V-18).
+//!    (V-16), `element_size_in_bits` (V-17), the legacy `padded_dimensions` (V-18), and each
+//!    split config's physical dimension (real XLA checks it; see below).
 //!
 //! A program shape checks its name count (V-20), then each parameter, then the result, each with
 //! both passes (V-21). [`validate_layout`] runs the part of pass 2 that needs no shape (§1.5).
 //!
-//! Not validated, as in XLA (V-19): `memory_space`, `split_configs`,
+//! Not validated, as in XLA (V-19): `memory_space`, split indices,
 //! `dynamic_shape_metadata_prefix_bytes`, `padding_value`, and whether `element_size_in_bits` suits
-//! the element type.
+//! the element type. The specification also lists `split_configs` as unvalidated, but real XLA
+//! (jaxlib 0.10.2, recorded in `tests/fixtures/shape_protos.jsonl`) rejects a split config whose
+//! physical dimension is out of bounds, so the crate does too.
 //!
 //! # Differences from XLA
 //!
@@ -469,7 +472,24 @@ fn check_layout(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, pa
             LayoutProblem::NegativeElementSize { value: layout.element_size_in_bits },
         ));
     }
-    check_padding(layout, shape, path)
+    check_padding(layout, shape, path)?;
+    check_split_configs(layout, rank, path)
+}
+
+/// Split configs name physical dimensions of the shape. The specification lists them as not
+/// validated (V-19), but real XLA rejects an out-of-bounds dimension ("split config has
+/// out-of-bounds physical dimension", jaxlib 0.10.2, `tests/fixtures/shape_protos.jsonl`), and
+/// real XLA is the judge. A standalone layout can only be checked for negative dimensions.
+fn check_split_configs(layout: &LayoutProto, rank: Option<usize>, path: Path<'_>) -> Result<()> {
+    for (i, split) in layout.split_configs.iter().enumerate() {
+        let dimension = split.dimension;
+        let in_bounds = usize::try_from(dimension).is_ok_and(|d| rank.is_none_or(|rank| d < rank));
+        if !in_bounds {
+            let split_path = path.index("split_configs", i);
+            return Err(invalid(split_path.field("dimension"), LayoutProblem::SplitConfigDimension { dimension }));
+        }
+    }
+    Ok(())
 }
 
 /// V-8, V-9: `minor_to_major` is a permutation of the dimension numbers, scanned minor to major;

@@ -7,8 +7,7 @@ use xla_shape::make::{
     LayoutSpec, make_ascending_layout, make_buffer_shape, make_buffer_shape_from_dimensions, make_descending_layout,
     make_layout, make_layout_from_major_to_minor, make_maybe_tuple_shape, make_nil, make_opaque_shape,
     make_padded_layout, make_scalar_shape, make_shape, make_shape_dynamic, make_shape_with_dense_layout,
-    make_shape_with_descending_layout, make_shape_with_descending_layout_and_same_physical_layout,
-    make_shape_with_layout, make_token_shape, make_tuple_shape,
+    make_shape_with_descending_layout, make_shape_with_layout, make_token_shape, make_tuple_shape,
 };
 use xla_shape::proto::{PaddingValue, ShapeProto};
 use xla_shape::{Error, LayoutBuf, PrimitiveType as T, ShapeBuf};
@@ -489,7 +488,7 @@ fn constructed_layouts_validate_against_their_shapes() {
 fn descending_layout_and_same_physical_layout() {
     // vectors.md 69
     let s = make_shape_with_dense_layout(T::F32, &[128, 24, 4, 48, 48], &[2, 4, 3, 1, 0]).unwrap();
-    let d = make_shape_with_descending_layout_and_same_physical_layout(s.as_array().unwrap());
+    let d = xla_shape::util::make_shape_with_descending_layout_and_same_physical_layout(s.view()).unwrap();
     assert_eq!(d.to_string(), "f32[128,24,48,48,4]{4,3,2,1,0}");
     assert_xla_form(d.proto());
     assert!(ShapeBuf::try_from_proto(d.clone().into_proto()).is_ok());
@@ -504,7 +503,7 @@ fn descending_layout_and_same_physical_layout() {
     l.tail_padding_alignment_in_elements = 0;
     l.memory_space = 5;
     let s = ShapeBuf::try_from_proto(p).unwrap();
-    let d = make_shape_with_descending_layout_and_same_physical_layout(s.as_array().unwrap());
+    let d = xla_shape::util::make_shape_with_descending_layout_and_same_physical_layout(s.view()).unwrap();
     assert_eq!(d.to_string(), "s4[3,?,<=2]{2,1,0:T(8,128)E(4)S(5)}");
     assert_eq!(d.proto().layout.as_ref().unwrap().tail_padding_alignment_in_elements, 1);
     assert_xla_form(d.proto());
@@ -514,15 +513,15 @@ fn descending_layout_and_same_physical_layout() {
         &LayoutSpec::new(&[0, 1]).padded_dimensions(&[3, 5], PaddingValue::OnePad),
     )
     .unwrap();
-    let d = make_shape_with_descending_layout_and_same_physical_layout(s.as_array().unwrap());
+    let d = xla_shape::util::make_shape_with_descending_layout_and_same_physical_layout(s.view()).unwrap();
     assert_eq!(d.to_string(), "f32[3,2]{1,0}");
     let l = d.proto().layout.as_ref().unwrap();
     assert_eq!((l.padded_dimensions.as_slice(), l.padding_value), (&[5, 3][..], PaddingValue::OnePad as i32));
     assert!(ShapeBuf::try_from_proto(d.into_proto()).is_ok());
     // Without a layout nothing moves.
     let bare = ShapeProto { element_type: T::F32.as_i32(), dimensions: vec![2, 3], ..ShapeProto::default() };
-    let view = xla_shape::ArrayShape::try_new_optional_layout(&bare).unwrap();
-    let d = make_shape_with_descending_layout_and_same_physical_layout(view);
+    let view = xla_shape::Shape::try_new_optional_layout(&bare).unwrap();
+    let d = xla_shape::util::make_shape_with_descending_layout_and_same_physical_layout(view).unwrap();
     assert_eq!(d.to_string(), "f32[2,3]{1,0}");
     assert_xla_form(d.proto());
 }

@@ -865,9 +865,23 @@ fn x2_unvalidated_fields() {
     ok_both(&s);
     assert_eq!(Shape::try_new(&s).unwrap().to_string(), "f32[2,3]{1,0:S(300)}");
     ok_both(&f32_2x3(|l| l.memory_space = MIN));
-    // V-19: split configs of any dimension, any dynamic prefix.
-    ok_both(&f32_2x3(|l| l.split_configs = vec![SplitConfigProto { dimension: 5, split_indices: vec![1] }]));
-    ok_both(&f32_2x3(|l| l.split_configs = vec![SplitConfigProto { dimension: -1, split_indices: vec![-7] }]));
+    // V-19: split indices are not checked, nor the dynamic prefix.
+    ok_both(&f32_2x3(|l| l.split_configs = vec![SplitConfigProto { dimension: 1, split_indices: vec![-7, 99] }]));
+    // The spec says split dimensions are not checked either, but real XLA rejects an
+    // out-of-bounds one (tests/fixtures/shape_protos.jsonl, "X2 f32[2,3] split_configs (5,{1})").
+    for dimension in [5, 2, -1] {
+        let s = f32_2x3(|l| l.split_configs = vec![SplitConfigProto { dimension, split_indices: vec![1] }]);
+        for err in [Shape::try_new(&s).unwrap_err(), Shape::try_new_optional_layout(&s).unwrap_err()] {
+            assert_eq!(
+                err,
+                Error::InvalidLayout {
+                    path: "layout.split_configs[0].dimension".into(),
+                    problem: LayoutProblem::SplitConfigDimension { dimension },
+                }
+            );
+            assert!(err.to_string().contains("split config has out-of-bounds physical dimension"));
+        }
+    }
     ok_both(&f32_2x3(|l| l.dynamic_shape_metadata_prefix_bytes = -5));
     // Any element size, whatever the element type.
     ok_both(&f32_2x3(|l| l.element_size_in_bits = 0));
