@@ -328,6 +328,11 @@ pub enum LayoutProblem {
         /// The logical dimension.
         dimension: usize,
     },
+    /// A split config names a physical dimension the shape does not have.
+    SplitConfigDimension {
+        /// The physical dimension.
+        dimension: i64,
+    },
     /// A padded extent smaller than its dimension.
     PaddingTooSmall {
         /// The logical dimension.
@@ -380,6 +385,9 @@ impl fmt::Display for LayoutProblem {
             }
             Self::PaddedUnbounded { dimension } => {
                 write!(f, "dimension {dimension} is unbounded dynamic and cannot be padded")
+            }
+            Self::SplitConfigDimension { dimension } => {
+                write!(f, "split config has out-of-bounds physical dimension: {dimension}")
             }
             Self::PaddingTooSmall { dimension, padded, size } => write!(
                 f,
@@ -478,7 +486,8 @@ pub enum Error {
     Overflow {
         /// Where the overflow happened.
         path: FieldPath,
-        /// What overflowed, e.g. `"dimensions"` or `"shape size"`.
+        /// What overflowed, e.g. `"the element count (dimensions overflow)"`, `"shape size"` or
+        /// `"padded size"`.
         what: &'static str,
     },
 
@@ -598,11 +607,16 @@ pub enum Error {
     },
 }
 
+/// Carries both XLA wordings: the constructors' "Invalid dimension size" and the validator's
+/// "Negative dimension at index".
 fn invalid_dimension_message(path: &FieldPath, index: usize, size: i64) -> String {
     if size == i64::MIN {
-        format!("invalid dimension size {size}, is_dynamic=false at {path}: only dynamic dimensions may be unbounded")
+        format!(
+            "invalid dimension size {size}, is_dynamic=false at {path}: only dynamic dimensions may be \
+             unbounded (?)"
+        )
     } else {
-        format!("negative dimension at index {index}: {size} at {path}")
+        format!("invalid dimension size {size} at {path}: negative dimension at index {index}: {size}")
     }
 }
 

@@ -4,6 +4,10 @@
 //! XLA's form (spec `schema.md` §4): an array carries `is_dynamic_dimension` for every dimension,
 //! and a layout carries `tail_padding_alignment_in_elements` (1 unless set).
 //!
+//! Array constructors validate strictly (they always set a layout); tuple and buffer constructors
+//! validate with optional layouts, like XLA's `MakeValidatedTupleShape`, so their elements may be
+//! arrays without a layout. Everything they return is within [`crate::MAX_DEPTH`].
+//!
 //! ```
 //! use xla_shape::{make, PrimitiveType};
 //! // The seed documents' `ShapeUtil::MakeShape(F32, {A, B, C, D})`.
@@ -11,7 +15,7 @@
 //! assert_eq!(s.to_string(), "f32[2,3,4,5]{3,2,1,0}");
 //! ```
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FieldPath, LayoutProblem, Result};
 use crate::layout::LayoutBuf;
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ShapeProto, SplitConfigProto, TileProto};
@@ -89,33 +93,30 @@ impl LayoutSpec {
     }
 
     /// `LayoutUtil::MakeLayout`: checks what XLA's constructor checks (where XLA aborts, this
-    /// returns an error), then the standalone layout rules.
+    /// returns an error), then the standalone layout rules (spec `validation.md` §1.5). Paths in
+    /// errors are relative to the layout.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidLayout`] for a tail alignment below 1 or a tile entry that is neither
-    /// positive nor `*`, and any standalone validation failure.
+    /// [`Error::InvalidLayout`] for a tail alignment below 1 (XLA: CHECK failure), a tile entry
+    /// that is neither positive nor `*` (XLA: fatal for a negative one), and any other standalone
+    /// validation failure ([`Error::InvalidLayout`], [`Error::SparseUnsupported`]).
     pub fn build(self) -> Result<LayoutBuf> {
-        if self.proto.tail_padding_alignment_in_elements < 1 {
-            return Err(Error::InvalidLayout {
-                path: crate::error::FieldPath::root().field("tail_padding_alignment_in_elements"),
-                problem: crate::error::LayoutProblem::TailPadding {
-                    value: self.proto.tail_padding_alignment_in_elements,
-                },
-            });
-        }
+        self.check_tail_padding(FieldPath::root())?;
         validate_layout(&self.proto)?;
         Ok(LayoutBuf::from_validated(self.proto))
     }
-}
 
-fn array_proto(element_type: PrimitiveType, dimensions: &[i64], dynamic: Vec<bool>, layout: LayoutProto) -> ShapeProto {
-    ShapeProto {
-        element_type: element_type.as_i32(),
-        dimensions: dimensions.to_vec(),
-        tuple_shapes: Vec::new(),
-        layout: Some(Box::new(layout)),
-        is_dynamic_dimension: dynamic,
+    /// The one `MakeLayout` rule stricter than validation, which reads 0 as 1.
+    fn check_tail_padding(&self, layout_path: FieldPath) -> Result<()> {
+        let value = self.proto.tail_padding_alignment_in_elements;
+        if value < 1 {
+            return Err(Error::InvalidLayout {
+                path: layout_path.field("tail_padding_alignment_in_elements"),
+                problem: LayoutProblem::TailPadding { value },
+            });
+        }
+        Ok(())
     }
 }
 
@@ -127,46 +128,56 @@ fn require_array_type(element_type: PrimitiveType) -> Result<()> {
     }
 }
 
-/// `MakeValidatedShape`: an array with the default descending layout. Every `INT64_MIN` dimension
-/// is marked dynamic (`?`).
+/// `MakeValidatedShape`: an array with the default descending layout `{n-1,…,0}` (row-major at
+/// rank 2). The dimensions are taken in order: `make_shape(F32, &[a, b, c, d])` has dimensions
+/// `[a, b, c, d]`. Every `INT64_MIN` dimension is marked dynamic (`?`); the others are static.
 ///
 /// ```
-/// use xla_shape::{make::make_shape, PrimitiveType};
+/// use xla_shape::{make::make_shape, Error, PrimitiveType};
 /// assert_eq!(make_shape(PrimitiveType::F32, &[i64::MIN, 784]).unwrap().to_string(), "f32[?,784]{1,0}");
-/// assert!(make_shape(PrimitiveType::F32, &[-1]).is_err());
+/// let err = make_shape(PrimitiveType::F32, &[-1]).unwrap_err();
+/// assert!(matches!(err, Error::InvalidDimension { index: 0, size: -1, .. }));
+/// assert!(err.to_string().contains("invalid dimension size"));
 /// ```
 ///
 /// # Errors
 ///
-/// Invalid dimensions, an overflowing size, or a non-array element type.
+/// As [`make_shape_dynamic`].
 pub fn make_shape(element_type: PrimitiveType, dimensions: &[i64]) -> Result<ShapeBuf> {
     let dynamic = dimensions.iter().map(|&d| d == i64::MIN).collect::<Vec<_>>();
     make_shape_dynamic(element_type, dimensions, &dynamic)
 }
 
+/// `MakeShapeWithDescendingLayout`: the same as [`make_shape`].
+///
+/// # Errors
+///
+/// As [`make_shape_dynamic`].
+pub fn make_shape_with_descending_layout(element_type: PrimitiveType, dimensions: &[i64]) -> Result<ShapeBuf> {
+    make_shape(element_type, dimensions)
+}
+
 /// `MakeValidatedShape` with dynamic flags: `<=N` for a dynamic bounded dimension, `?` for a
-/// dynamic `INT64_MIN`.
+/// dynamic `INT64_MIN`. The layout is the default descending one.
 ///
 /// ```
 /// use xla_shape::{make::make_shape_dynamic, PrimitiveType};
 /// let s = make_shape_dynamic(PrimitiveType::F32, &[23, 44, 55], &[true, false, true]).unwrap();
 /// assert_eq!(s.view().to_string_without_layout(), "f32[<=23,44,<=55]");
+/// let err = make_shape_dynamic(PrimitiveType::F32, &[2, 3], &[true]).unwrap_err();
+/// assert!(err.to_string().contains("dynamic dimensions size 1 did not match number of dimensions 2"));
 /// ```
 ///
 /// # Errors
 ///
-/// A flag count that differs from the dimension count, invalid dimensions, an overflowing size,
-/// or a non-array element type.
+/// * [`Error::InvalidArgument`] when the flag count differs from the dimension count, or the
+///   element type is not an array type ("unsupported element type");
+/// * [`Error::InvalidDimension`] for a negative dimension, or `INT64_MIN` on a static one (XLA:
+///   "Invalid dimension size");
+/// * [`Error::Overflow`] when the element count or byte size does not fit in `i64`.
 pub fn make_shape_dynamic(element_type: PrimitiveType, dimensions: &[i64], dynamic: &[bool]) -> Result<ShapeBuf> {
-    if dynamic.len() != dimensions.len() {
-        return Err(Error::InvalidArgument(format!(
-            "dynamic dimensions size {} did not match number of dimensions {}",
-            dynamic.len(),
-            dimensions.len()
-        )));
-    }
-    let layout = LayoutSpec::new(&descending(dimensions.len())).proto;
-    finish_array(element_type, dimensions, dynamic.to_vec(), layout)
+    let proto = unlaid_array(element_type, dimensions, dynamic)?;
+    with_layout(proto, LayoutSpec::new(&descending(dimensions.len())).proto)
 }
 
 /// `MakeValidatedShapeWithDenseLayout` with only `minor_to_major`.
@@ -189,18 +200,26 @@ pub fn make_shape_with_dense_layout(
 }
 
 /// `MakeValidatedShapeWithDenseLayout`: an array with the given layout. An element size equal
-/// to the type's own size in bits is normalized to 0, as XLA does.
+/// to 8 × the type's byte width is normalized to 0, as XLA does; any other value is kept.
 ///
 /// ```
 /// use xla_shape::{make::{make_shape_with_layout, LayoutSpec}, PrimitiveType};
 /// let s = make_shape_with_layout(PrimitiveType::S4, &[8], &LayoutSpec::new(&[0]).element_size_in_bits(4)).unwrap();
 /// assert_eq!(s.to_string(), "s4[8]{0:E(4)}");
+/// let f = make_shape_with_layout(PrimitiveType::F32, &[8], &LayoutSpec::new(&[0]).element_size_in_bits(32)).unwrap();
+/// assert_eq!(f.to_string(), "f32[8]{0}");
 /// ```
 ///
 /// # Errors
 ///
-/// [`Error::InvalidArgument`] when `minor_to_major` and the dimensions differ in length or the
-/// element type is not an array type; then any strict validation failure.
+/// In XLA's order:
+/// * [`Error::InvalidArgument`] when `minor_to_major` and the dimensions differ in length
+///   ("dimensions size is 2, but layout size is 1"), or the element type is not an array type
+///   ("unsupported element type");
+/// * the errors of [`make_shape_dynamic`] for the dimensions;
+/// * [`Error::InvalidLayout`] for a tail padding alignment below 1;
+/// * then any strict validation failure ([`Error::InvalidLayout`], [`Error::SparseUnsupported`]),
+///   with paths under `layout`.
 pub fn make_shape_with_layout(
     element_type: PrimitiveType,
     dimensions: &[i64],
@@ -213,24 +232,43 @@ pub fn make_shape_with_layout(
             layout.proto.minor_to_major.len()
         )));
     }
-    require_array_type(element_type)?;
-    let mut proto = layout.clone().build()?.into_proto();
+    let dynamic = dimensions.iter().map(|&d| d == i64::MIN).collect::<Vec<_>>();
+    let proto = unlaid_array(element_type, dimensions, &dynamic)?;
+    // Everything else in the layout is checked by strict validation, with paths in the shape.
+    layout.check_tail_padding(FieldPath::root().field("layout"))?;
+    let mut layout = layout.proto.clone();
     let own_bits = element_type.byte_width().map_or(0, |bytes| i64::from(bytes) * 8);
-    if proto.element_size_in_bits == own_bits {
-        proto.element_size_in_bits = 0;
+    if layout.element_size_in_bits == own_bits {
+        layout.element_size_in_bits = 0;
     }
-    let dynamic = dimensions.iter().map(|&d| d == i64::MIN).collect();
-    finish_array(element_type, dimensions, dynamic, proto)
+    with_layout(proto, layout)
 }
 
-fn finish_array(
-    element_type: PrimitiveType,
-    dimensions: &[i64],
-    dynamic: Vec<bool>,
-    layout: LayoutProto,
-) -> Result<ShapeBuf> {
+/// The array without a layout, after XLA's `MakeValidatedShape` checks (flag count, element
+/// type, dimensions, size).
+fn unlaid_array(element_type: PrimitiveType, dimensions: &[i64], dynamic: &[bool]) -> Result<ShapeProto> {
+    if dynamic.len() != dimensions.len() {
+        return Err(Error::InvalidArgument(format!(
+            "dynamic dimensions size {} did not match number of dimensions {}",
+            dynamic.len(),
+            dimensions.len()
+        )));
+    }
     require_array_type(element_type)?;
-    let proto = array_proto(element_type, dimensions, dynamic, layout);
+    let proto = ShapeProto {
+        element_type: element_type.as_i32(),
+        dimensions: dimensions.to_vec(),
+        tuple_shapes: Vec::new(),
+        layout: None,
+        is_dynamic_dimension: dynamic.to_vec(),
+    };
+    validate_shape(&proto, LayoutMode::Optional)?;
+    Ok(proto)
+}
+
+/// Attaches `layout` and validates strictly.
+fn with_layout(mut proto: ShapeProto, layout: LayoutProto) -> Result<ShapeBuf> {
+    proto.layout = Some(Box::new(layout));
     validate_shape(&proto, LayoutMode::Strict)?;
     Ok(ShapeBuf::from_validated(proto))
 }
@@ -313,18 +351,21 @@ fn non_array(element_type: PrimitiveType) -> ShapeBuf {
     ShapeBuf::from_validated(ShapeProto { element_type: element_type.as_i32(), ..ShapeProto::default() })
 }
 
-/// `MakeValidatedBufferShape`: a buffer wrapping one array.
+/// `MakeValidatedBufferShape`: a buffer wrapping one array, printed `b(...)`. The array keeps its
+/// layout (or its lack of one).
 ///
 /// ```
 /// use xla_shape::{make::*, PrimitiveType};
 /// let b = make_buffer_shape(&make_shape(PrimitiveType::S32, &[3, 4]).unwrap()).unwrap();
 /// assert_eq!(b.to_string(), "b(s32[3,4]{1,0})");
 /// assert!(make_buffer_shape(&make_nil()).is_err());
+/// assert!(make_buffer_shape(&b).is_err()); // a buffer is not an array
 /// ```
 ///
 /// # Errors
 ///
-/// [`Error::InvalidArgument`] when `array` is not an array shape.
+/// [`Error::InvalidArgument`] when `array` is not an array shape (XLA: "`element_shape` must be
+/// an array shape to create a buffer shape").
 pub fn make_buffer_shape(array: &ShapeBuf) -> Result<ShapeBuf> {
     if !array.view().is_array() {
         return Err(Error::InvalidArgument("element_shape must be an array shape to create a buffer shape".into()));
@@ -336,6 +377,22 @@ pub fn make_buffer_shape(array: &ShapeBuf) -> Result<ShapeBuf> {
     };
     validate_shape(&proto, LayoutMode::Optional)?;
     Ok(ShapeBuf::from_validated(proto))
+}
+
+/// `MakeBufferShape(element_type, dimensions)`: a buffer wrapping [`make_shape`]`(element_type,
+/// dimensions)`.
+///
+/// ```
+/// use xla_shape::{make::make_buffer_shape_from_dimensions, PrimitiveType};
+/// let b = make_buffer_shape_from_dimensions(PrimitiveType::F32, &[8, 16]).unwrap();
+/// assert_eq!(b.to_string(), "b(f32[8,16]{1,0})");
+/// ```
+///
+/// # Errors
+///
+/// As [`make_shape`].
+pub fn make_buffer_shape_from_dimensions(element_type: PrimitiveType, dimensions: &[i64]) -> Result<ShapeBuf> {
+    make_buffer_shape(&make_shape(element_type, dimensions)?)
 }
 
 fn descending(rank: usize) -> Vec<i64> {
@@ -361,6 +418,22 @@ pub fn make_ascending_layout(rank: usize) -> LayoutBuf {
     let mut m2m = descending(rank);
     m2m.reverse();
     LayoutBuf::from_validated(LayoutSpec::new(&m2m).proto)
+}
+
+/// `LayoutUtil::MakeLayout` with only `minor_to_major`; use [`LayoutSpec`] for the other fields.
+///
+/// ```
+/// let l = xla_shape::make::make_layout(&[0, 1]).unwrap();
+/// assert_eq!(l.to_string(), "{0,1}");
+/// assert_eq!(l.proto().tail_padding_alignment_in_elements, 1);
+/// assert!(xla_shape::make::make_layout(&[1, 1]).is_err());
+/// ```
+///
+/// # Errors
+///
+/// As [`LayoutSpec::build`]: [`Error::InvalidLayout`] for negative or duplicate entries.
+pub fn make_layout(minor_to_major: &[i64]) -> Result<LayoutBuf> {
+    LayoutSpec::new(minor_to_major).build()
 }
 
 /// `LayoutUtil::MakeLayoutFromMajorToMinor`: the reverse of the given major-to-minor order.

@@ -5,8 +5,90 @@
 //! layout (`LayoutUtil::ValidateLayoutInShape`, the sparse-era and the legacy rules). The first
 //! error wins. Success hands out a view that borrows the proto; nothing downstream checks again.
 //!
+//! ```
+//! use xla_shape::{proto::{LayoutProto, ShapeProto}, validate::{validate_shape, LayoutMode}, Error};
+//! // (f32[2]{5}, f32[-1]): the bad dimension of the second element is found before the bad
+//! // layout of the first, because pass 1 covers the whole tree before pass 2 starts.
+//! let bad_layout = ShapeProto {
+//!     element_type: 11,
+//!     dimensions: vec![2],
+//!     layout: Some(Box::new(LayoutProto { minor_to_major: vec![5], ..Default::default() })),
+//!     ..Default::default()
+//! };
+//! let bad_dimension = ShapeProto { element_type: 11, dimensions: vec![-1], ..Default::default() };
+//! let tuple = ShapeProto { element_type: 13, tuple_shapes: vec![bad_layout, bad_dimension], ..Default::default() };
+//! let err = validate_shape(&tuple, LayoutMode::Strict).unwrap_err();
+//! assert!(matches!(err, Error::InvalidDimension { .. }));
+//! assert_eq!(err.path().unwrap().as_str(), "tuple_shapes[1].dimensions[0]");
+//! ```
+//!
+//! # Check order
+//!
+//! Pass 1, pre-order over the whole tree (a node, then its `tuple_shapes` in index order):
+//!
+//! 1. depth: the root is level 1, a tuple element or a buffer's array one level deeper; a node
+//!    at level 65 is [`Error::TooDeep`] before its children are visited (V-1);
+//! 2. `element_type` is a known value (V-2, [`Error::InvalidElementType`]);
+//! 3. the fields fit the kind of shape ([`Error::MalformedStructure`]): a tuple has no dimensions
+//!    and no layout (V-3); a buffer has no fields of its own and wraps exactly one array (V-4);
+//!    a token or opaque shape has no dimensions, no `tuple_shapes`, no layout (V-5); an array has
+//!    no `tuple_shapes` and as many dynamic flags as dimensions, or none (V-6 a–b);
+//! 4. each dimension in order is ≥ 0, or `INT64_MIN` marked dynamic ([`Error::InvalidDimension`]);
+//!    then the element count and the byte size fit in `i64` ([`Error::Overflow`]; the overflow
+//!    flag is sticky, so `f32[2^62,4,0]` overflows) (V-6 c–e).
+//!
+//! Pass 2, pre-order again, for every array (including the one inside a buffer):
+//!
+//! 5. strict mode: the array has a layout ([`Error::MissingLayout`], V-7);
+//! 6. `minor_to_major` has one entry per dimension (V-8), then, scanned minor to major, each entry
+//!    is in bounds and new (V-9);
+//! 7. the sparse-era lists `dim_level_types`, `dim_unique`, `dim_ordered` (V-10), the legacy
+//!    `format` and `max_sparse_elements` (V-11), `tail_padding_alignment_in_elements` (V-12),
+//!    `index_primitive_type`, `pointer_primitive_type`, `physical_shape` (V-13 … V-15), tiles
+//!    (V-16), `element_size_in_bits` (V-17), the legacy `padded_dimensions` (V-18), and each
+//!    split config's physical dimension (real XLA checks it; see below).
+//!
+//! A program shape checks its name count (V-20), then each parameter, then the result, each with
+//! both passes (V-21). [`validate_layout`] runs the part of pass 2 that needs no shape (§1.5).
+//!
+//! Not validated, as in XLA (V-19): `memory_space`, split indices,
+//! `dynamic_shape_metadata_prefix_bytes`, `padding_value`, and whether `element_size_in_bits` suits
+//! the element type. The specification also lists `split_configs` as unvalidated, but real XLA
+//! (jaxlib 0.10.2, recorded in `tests/fixtures/shape_protos.jsonl`) rejects a split config whose
+//! physical dimension is out of bounds, so the crate does too.
+//!
+//! # Differences from XLA
+//!
+//! The crate's complete list of deliberate divergences from XLA HEAD (`Shape::FromProto` +
+//! `ShapeUtil::ValidateShape*` at `2c731115`); everything else XLA rejects is rejected and
+//! everything else it accepts is accepted.
+//!
+//! | id | input | XLA HEAD | this crate | why |
+//! |---|---|---|---|---|
+//! | DV-1 | a tuple, token or opaque shape with `dimensions` or `is_dynamic_dimension`; an array with `tuple_shapes` | drops the extra fields silently, then accepts | [`Error::MalformedStructure`] | No silent loss. XLA 2019–2025 rejected the same protos ("This type cannot have dimensions.", "Non-tuple type contains `tuple_shapes`."). |
+//! | DV-2 | a BUFFER node with its own `dimensions`, `is_dynamic_dimension` or `layout` | drops the dimensions and moves the layout onto the wrapped array, overwriting its layout | [`Error::MalformedStructure`] | XLA never writes this; accepting it would silently drop or overwrite data. |
+//! | DV-3 | `dimensions[i] == INT64_MIN` whose dynamic flag is false or absent | `ValidateShape` accepts it from a proto | [`Error::InvalidDimension`] | XLA's constructors and text parser reject it, and its printed form is text no parser accepts. |
+//! | DV-4 | a tile entry `INT64_MIN` (the combine dimension `*`) in a proto | `Tile::FromProto` rejects it (since 2025-04-29) | accepted | XLA's text parser and printer support `*`, and XLA before 2025-04 accepted it from protos: one meaning for text and proto. |
+//! | DV-5 | `dim_level_types`, `dim_unique` or `dim_ordered` that are all dense but not one entry per dimension | ignores the fields | [`Error::InvalidLayout`] | XLA 2022–2025, which defined the fields, rejected them; a wrong length is a malformed proto. |
+//! | DV-6 | a non-dense `dim_level_types` entry, a `false` in `dim_unique` or `dim_ordered` (text `D(C)` …) | drops them: the layout silently becomes dense | [`Error::SparseUnsupported`] | Turning a sparse description into a dense one is silent data loss; the crate does not support sparse layouts. |
+//! | DV-7 | the legacy `LayoutProto` fields 2–5 (`padded_dimensions`, `padding_value`, `format`, `max_sparse_elements`) | unknown fields, dropped | known fields, validated (V-11, V-18) and used by linearization | Bytes from every XLA era decode and mean what they meant. |
+//! | DV-8 | `format` absent (0) | field reserved (LEGACY XLA rejected 0 as an invalid format) | accepted | Current-era layouts never carry field 4. `format` 1 (DENSE) is accepted as well. |
+//! | DV-9 | `memory_space` outside `-128..=127` | C++ stores an `int8_t` and truncates silently (300 prints `S(44)`) | keeps the `i64` (300 prints `S(300)`) | No silent loss; the wire type is int64. |
+//! | DV-10 | nesting deeper than 64 levels (65 … 32768) | the text parser allows 32768 levels; C++ protobuf decoding stops at 100 messages | [`Error::TooDeep`] | Everything the crate validates encodes to bytes prost and C++ protobuf can decode, even embedded a few levels deep (`HloModuleProto` → computation → instruction → shape). |
+//! | DV-11 | text HEAD's `ParseShape` accepts at top level though every later XLA use rejects it (`f32[2,3]{0,0}`, `T(0,2)`, `T()`, `E(-1)`, `#(u32)`, …) | accepted | the validated parse rejects it; the raw parse accepts it (parity) | Values from the validated parser are validated values; the raw mode keeps exact parity for tooling and fixtures. |
+//! | DV-12 | every XLA crash path (`validation.md` §4, `text-format.md` §7) | CHECK failure or abort | a typed [`Error`] | Never panic. |
+//! | DV-13 | `IndexUtil::IndexInBounds` with a negative index | true | false, and every linearization function rejects negative indices | Negative indices are never in bounds. |
+//!
+//! Era choices that are not divergences from HEAD: a negative tile entry other than `*` is
+//! rejected (HEAD `Tile::FromProto`; the 2019–2025 validator accepted it); a tail padding
+//! alignment of 0 means 1 (HEAD `Layout::FromProto`); a missing `is_dynamic_dimension` means every
+//! dimension is static.
+//!
 //! Field paths are built only when an error is reported: while descending, the path is a chain of
-//! borrowed segments on the stack, so a valid shape costs no allocation for them.
+//! borrowed segments on the stack, so a valid shape costs no allocation for them (nor for
+//! anything else, up to rank 64).
+
+use std::collections::BTreeSet;
 
 use crate::MAX_DEPTH;
 use crate::error::{Error, FieldPath, LayoutProblem, Result, StructureProblem};
@@ -104,15 +186,33 @@ pub fn validate_program_shape(program: &ProgramShapeProto, mode: LayoutMode) -> 
     }
 }
 
-/// Validates `layout` as the layout of the array `shape` (`LayoutUtil::ValidateLayoutForShape`).
+/// Validates `layout` as the layout of the array `shape` (`LayoutUtil::ValidateLayoutForShape`),
+/// as if it replaced the shape's own layout, which is ignored.
+///
+/// The shape's element type and dimensions are checked first (pass 1 for an array), then the
+/// layout (pass 2). Error paths point at the layout as if it were attached:
+/// `layout.minor_to_major[1]`.
+///
+/// ```
+/// use xla_shape::{proto::{LayoutProto, ShapeProto}, validate::validate_layout_for_shape};
+/// let shape = ShapeProto { element_type: 11, dimensions: vec![2, 3], ..Default::default() };
+/// let layout = LayoutProto { minor_to_major: vec![0, 1], ..Default::default() };
+/// assert!(validate_layout_for_shape(&layout, &shape).is_ok());
+/// let bad = LayoutProto { minor_to_major: vec![1, 2, 3, 4], ..Default::default() };
+/// let err = validate_layout_for_shape(&bad, &shape).unwrap_err();
+/// assert!(err.to_string().contains("contains 4 elements, but shape has 2 dimensions"));
+/// ```
 ///
 /// # Errors
 ///
-/// [`Error::NotAnArray`] if `shape` is not an array; otherwise the pass-2 errors of
-/// [`validate_shape`] with paths under `layout`.
+/// [`Error::InvalidElementType`], [`Error::MalformedStructure`], [`Error::InvalidDimension`] or
+/// [`Error::Overflow`] for the shape; [`Error::NotAnArray`] if it is a tuple, token, opaque or
+/// buffer shape (a layout belongs to an array; XLA accepts an empty layout for a token or opaque
+/// shape, but no shape of those kinds may carry one, V-5); then [`Error::InvalidLayout`] or
+/// [`Error::SparseUnsupported`] for the layout.
 pub fn validate_layout_for_shape(layout: &LayoutProto, shape: &ShapeProto) -> Result<()> {
     let element_type = PrimitiveType::from_i32(shape.element_type)
-        .ok_or(Error::InvalidElementType { path: FieldPath::root(), value: shape.element_type })?;
+        .ok_or_else(|| Error::InvalidElementType { path: FieldPath::root(), value: shape.element_type })?;
     if !element_type.is_array() {
         return Err(Error::NotAnArray { operation: "a layout", kind: kind_name(element_type) });
     }
@@ -152,20 +252,16 @@ fn malformed(path: Path<'_>, problem: StructureProblem) -> Error {
 
 /// Pass 1: structure, element types, dimensions; pre-order over the whole tree.
 fn check_structure(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<()> {
+    // V-1: a node beyond the limit fails before its children are looked at, so hostile nesting
+    // cannot exhaust the stack.
     if level > MAX_DEPTH {
         return Err(Error::TooDeep { path: path.to_field_path(), limit: MAX_DEPTH });
     }
     let element_type = PrimitiveType::from_i32(shape.element_type)
         .ok_or_else(|| Error::InvalidElementType { path: path.to_field_path(), value: shape.element_type })?;
-    let has_dimensions = !shape.dimensions.is_empty() || !shape.is_dynamic_dimension.is_empty();
     match element_type {
         PrimitiveType::TUPLE => {
-            if has_dimensions {
-                return Err(malformed(
-                    path.field("dimensions"),
-                    StructureProblem::CannotHaveDimensions { kind: "tuple" },
-                ));
-            }
+            check_no_dimensions(shape, "tuple", path)?;
             if shape.layout.is_some() {
                 return Err(malformed(path.field("layout"), StructureProblem::CannotHaveLayout { kind: "tuple" }));
             }
@@ -175,8 +271,9 @@ fn check_structure(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<(
             Ok(())
         }
         PrimitiveType::BUFFER => {
-            if has_dimensions || shape.layout.is_some() {
-                return Err(malformed(path, StructureProblem::BufferHasOwnFields));
+            // DV-2: XLA would drop the dimensions and move the layout onto the wrapped array.
+            if let Some(field) = own_array_field(shape) {
+                return Err(malformed(path.field(field), StructureProblem::BufferHasOwnFields));
             }
             let [inner] = shape.tuple_shapes.as_slice() else {
                 return Err(malformed(
@@ -185,19 +282,22 @@ fn check_structure(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<(
                 ));
             };
             let inner_path = path.index("tuple_shapes", 0);
+            // An unknown or zero element type is "not an array" here, as in XLA.
+            let Some(inner_type) = PrimitiveType::from_i32(inner.element_type).filter(|t| t.is_array()) else {
+                return Err(malformed(
+                    inner_path,
+                    StructureProblem::BufferNotArray { element_type: inner.element_type },
+                ));
+            };
+            // The wrapped array is one level below the buffer.
             if level + 1 > MAX_DEPTH {
                 return Err(Error::TooDeep { path: inner_path.to_field_path(), limit: MAX_DEPTH });
             }
-            match PrimitiveType::from_i32(inner.element_type) {
-                Some(t) if t.is_array() => check_array_structure(inner, t, inner_path),
-                _ => Err(malformed(inner_path, StructureProblem::BufferNotArray { element_type: inner.element_type })),
-            }
+            check_array_structure(inner, inner_type, inner_path)
         }
         PrimitiveType::TOKEN | PrimitiveType::OPAQUE_TYPE => {
             let kind = if element_type == PrimitiveType::TOKEN { "token" } else { "opaque" };
-            if has_dimensions {
-                return Err(malformed(path.field("dimensions"), StructureProblem::CannotHaveDimensions { kind }));
-            }
+            check_no_dimensions(shape, kind, path)?;
             if !shape.tuple_shapes.is_empty() {
                 return Err(malformed(path.field("tuple_shapes"), StructureProblem::NonTupleHasTupleShapes));
             }
@@ -207,6 +307,29 @@ fn check_structure(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<(
             Ok(())
         }
         _ => check_array_structure(shape, element_type, path),
+    }
+}
+
+/// The first of `dimensions`, `is_dynamic_dimension` and `layout` that is set.
+fn own_array_field(shape: &ShapeProto) -> Option<&'static str> {
+    if !shape.dimensions.is_empty() {
+        Some("dimensions")
+    } else if !shape.is_dynamic_dimension.is_empty() {
+        Some("is_dynamic_dimension")
+    } else if shape.layout.is_some() {
+        Some("layout")
+    } else {
+        None
+    }
+}
+
+/// V-3a, V-5a (DV-1): a tuple, token or opaque shape has no dimensions and no dynamic flags.
+fn check_no_dimensions(shape: &ShapeProto, kind: &'static str, path: Path<'_>) -> Result<()> {
+    match own_array_field(shape) {
+        Some(field @ ("dimensions" | "is_dynamic_dimension")) => {
+            Err(malformed(path.field(field), StructureProblem::CannotHaveDimensions { kind }))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -229,6 +352,7 @@ fn check_array_structure(shape: &ShapeProto, element_type: PrimitiveType, path: 
         if size == i64::MIN && is_dynamic {
             continue;
         }
+        // Negative sizes, and INT64_MIN on a static dimension (DV-3).
         if size < 0 {
             return Err(Error::InvalidDimension { path: path.index("dimensions", i).to_field_path(), index: i, size });
         }
@@ -239,17 +363,18 @@ fn check_array_structure(shape: &ShapeProto, element_type: PrimitiveType, path: 
         }
     }
     if overflow {
-        return Err(Error::Overflow { path: path.field("dimensions").to_field_path(), what: "dimensions" });
+        return Err(Error::Overflow { path: path.field("dimensions").to_field_path(), what: ELEMENT_COUNT });
     }
-    byte_size(count, element_type, path)?;
-    Ok(())
+    // Sub-byte types count as one byte here, as in XLA's ValidateShapeSize.
+    let width = i64::from(element_type.byte_width().unwrap_or(0));
+    match count.checked_mul(width) {
+        Some(_) => Ok(()),
+        None => Err(Error::Overflow { path: path.to_field_path(), what: "shape size" }),
+    }
 }
 
-/// Element count × byte width, checked (sub-byte types count as one byte here, as in XLA).
-fn byte_size(count: i64, element_type: PrimitiveType, path: Path<'_>) -> Result<i64> {
-    let width = i64::from(element_type.byte_width().unwrap_or(0));
-    count.checked_mul(width).ok_or_else(|| Error::Overflow { path: path.to_field_path(), what: "shape size" })
-}
+/// What overflowed when the element count does not fit (XLA: "Dimensions overflow.").
+const ELEMENT_COUNT: &str = "the element count (dimensions overflow)";
 
 /// Pass 2: the layout of every array node, pre-order.
 fn check_layouts(shape: &ShapeProto, mode: LayoutMode, path: Path<'_>) -> Result<()> {
@@ -347,66 +472,73 @@ fn check_layout(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, pa
             LayoutProblem::NegativeElementSize { value: layout.element_size_in_bits },
         ));
     }
-    check_padding(layout, shape, path)
+    check_padding(layout, shape, path)?;
+    check_split_configs(layout, rank, path)
 }
 
-/// V-8, V-9: `minor_to_major` is a permutation of the dimension numbers. Standalone layouts are
-/// checked for negative entries and duplicates only.
+/// Split configs name physical dimensions of the shape. The specification lists them as not
+/// validated (V-19), but real XLA rejects an out-of-bounds dimension ("split config has
+/// out-of-bounds physical dimension", jaxlib 0.10.2, `tests/fixtures/shape_protos.jsonl`), and
+/// real XLA is the judge. A standalone layout can only be checked for negative dimensions.
+fn check_split_configs(layout: &LayoutProto, rank: Option<usize>, path: Path<'_>) -> Result<()> {
+    for (i, split) in layout.split_configs.iter().enumerate() {
+        let dimension = split.dimension;
+        let in_bounds = usize::try_from(dimension).is_ok_and(|d| rank.is_none_or(|rank| d < rank));
+        if !in_bounds {
+            let split_path = path.index("split_configs", i);
+            return Err(invalid(split_path.field("dimension"), LayoutProblem::SplitConfigDimension { dimension }));
+        }
+    }
+    Ok(())
+}
+
+/// V-8, V-9: `minor_to_major` is a permutation of the dimension numbers, scanned minor to major;
+/// the first bad entry is reported. Standalone layouts are checked for negative entries and
+/// duplicates only.
 fn check_minor_to_major(minor_to_major: &[i64], rank: Option<usize>, path: Path<'_>) -> Result<()> {
     if let Some(rank) = rank {
         if minor_to_major.len() != rank {
             return Err(invalid(path, LayoutProblem::MinorToMajorLength { len: minor_to_major.len(), rank }));
         }
     }
-    let mut seen = DimensionSet::with_capacity(rank.unwrap_or(minor_to_major.len()));
+    let mut seen = SeenDimensions::new();
     for (k, &value) in minor_to_major.iter().enumerate() {
         let in_bounds = value >= 0 && rank.is_none_or(|rank| usize::try_from(value).is_ok_and(|v| v < rank));
-        let Some(dimension) = usize::try_from(value).ok().filter(|_| in_bounds) else {
+        if !in_bounds {
             return Err(invalid(path.element(k), LayoutProblem::MinorToMajorOutOfBounds { value }));
-        };
-        if !seen.insert(dimension) {
+        }
+        if !seen.insert(value) {
             return Err(invalid(path.element(k), LayoutProblem::MinorToMajorDuplicate { value }));
         }
     }
     Ok(())
 }
 
-/// A set of dimension numbers: a bit mask for the common small ranks, a vector beyond.
-enum DimensionSet {
-    Small(u64),
-    Large(Vec<bool>),
+/// The non-negative dimension numbers seen so far in a scan of `minor_to_major`.
+///
+/// Numbers below 64 live in a bit mask, so a shape of rank ≤ 64 is checked without allocating.
+/// Larger numbers (a rank above 64, or a standalone layout, whose entries are bounded only once
+/// it meets a shape) go into an ordered set, so a hostile value such as `i64::MAX` never sizes an
+/// allocation.
+struct SeenDimensions {
+    mask: u64,
+    beyond: BTreeSet<i64>,
 }
 
-impl DimensionSet {
-    fn with_capacity(n: usize) -> Self {
-        if n <= 64 { Self::Small(0) } else { Self::Large(vec![false; n]) }
+impl SeenDimensions {
+    fn new() -> Self {
+        Self { mask: 0, beyond: BTreeSet::new() }
     }
 
-    /// Inserts `d`; false if it was already present.
-    fn insert(&mut self, d: usize) -> bool {
-        match self {
-            Self::Small(mask) if d < 64 => {
-                let bit = 1u64 << d;
-                let fresh = *mask & bit == 0;
-                *mask |= bit;
-                fresh
-            }
-            Self::Small(mask) => {
-                // A standalone layout can name dimensions beyond 63 without a rank; switch form.
-                let mut all = vec![false; d + 1];
-                for (i, slot) in all.iter_mut().enumerate().take(64) {
-                    *slot = *mask & (1u64 << i) != 0;
-                }
-                all[d] = true;
-                *self = Self::Large(all);
-                true
-            }
-            Self::Large(seen) => {
-                if d >= seen.len() {
-                    seen.resize(d + 1, false);
-                }
-                !std::mem::replace(&mut seen[d], true)
-            }
+    /// Inserts the non-negative `value`; false if it was already present.
+    fn insert(&mut self, value: i64) -> bool {
+        if (0..64).contains(&value) {
+            let bit = 1u64 << value;
+            let fresh = self.mask & bit == 0;
+            self.mask |= bit;
+            fresh
+        } else {
+            self.beyond.insert(value)
         }
     }
 }
@@ -445,7 +577,7 @@ fn check_sparse_lists(layout: &LayoutProto, rank: Option<usize>, path: Path<'_>)
     Ok(())
 }
 
-/// V-18: legacy `padded_dimensions`.
+/// V-18: legacy `padded_dimensions`. Standalone layouts get only the tiles check (a).
 fn check_padding(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, path: Path<'_>) -> Result<()> {
     let padded = &layout.padded_dimensions;
     if padded.is_empty() {
@@ -459,7 +591,8 @@ fn check_padding(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, p
     if padded.len() != dimensions.len() {
         return Err(invalid(padded_path, LayoutProblem::PaddedCount { count: padded.len(), rank: dimensions.len() }));
     }
-    let mut count: i64 = 1;
+    // Every dimension is checked (c) before the padded size (d); the overflow flag is sticky.
+    let mut count = Some(1i64);
     for (i, (&p, &d)) in padded.iter().zip(dimensions).enumerate() {
         if d == i64::MIN {
             return Err(invalid(padded_path.element(i), LayoutProblem::PaddedUnbounded { dimension: i }));
@@ -470,15 +603,13 @@ fn check_padding(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, p
                 LayoutProblem::PaddingTooSmall { dimension: i, padded: p, size: d },
             ));
         }
-        count = count
-            .checked_mul(p)
-            .ok_or_else(|| Error::Overflow { path: padded_path.to_field_path(), what: "padded size" })?;
+        count = count.and_then(|c| c.checked_mul(p));
     }
     let width = i64::from(element_type.byte_width().unwrap_or(0));
-    count
-        .checked_mul(width)
-        .ok_or_else(|| Error::Overflow { path: padded_path.to_field_path(), what: "padded size" })?;
-    Ok(())
+    match count.and_then(|c| c.checked_mul(width)) {
+        Some(_) => Ok(()),
+        None => Err(Error::Overflow { path: padded_path.to_field_path(), what: "padded size" }),
+    }
 }
 
 impl From<Path<'_>> for FieldPath {
