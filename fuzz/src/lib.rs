@@ -14,23 +14,17 @@ use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
 use xla_shape::validate::{self, LayoutMode};
 use xla_shape::{Shape, hlo, text, util};
 
-/// The first byte of a `decode` input picks the message; the rest is its serialized form.
-pub const DECODE_SHAPE: u8 = 0;
-/// Selector byte for a `LayoutProto`.
-pub const DECODE_LAYOUT: u8 = 1;
-/// Selector byte for a `ProgramShapeProto`.
-pub const DECODE_PROGRAM_SHAPE: u8 = 2;
-/// Selector byte for a serialized `HloModuleProto`.
-pub const DECODE_HLO_MODULE: u8 = 3;
-
 /// Target `decode`: bytes → decode → validate (both modes) → print → encode, with the
 /// properties of spec README P4, P6, P8.
+///
+/// The first byte (modulo 4) picks the message, the rest is its serialized form: 0 `ShapeProto`,
+/// 1 `LayoutProto`, 2 `ProgramShapeProto`, 3 `HloModuleProto` (`fuzz/seeds.py` writes them so).
 pub fn decode(data: &[u8]) {
     let Some((&selector, bytes)) = data.split_first() else { return };
     match selector % 4 {
-        DECODE_SHAPE => decode_shape(bytes),
-        DECODE_LAYOUT => decode_layout(bytes),
-        DECODE_PROGRAM_SHAPE => decode_program_shape(bytes),
+        0 => decode_shape(bytes),
+        1 => decode_layout(bytes),
+        2 => decode_program_shape(bytes),
         _ => decode_hlo_module(bytes),
     }
 }
