@@ -90,10 +90,10 @@ fn write_shape_at(out: &mut impl Write, shape: &ShapeProto, with_layout: bool, d
             }
             out.write_char(']')?;
             if let (true, Some(layout)) = (with_layout, &shape.layout) {
-                let text = layout_to_string(layout);
-                // XLA omits a scalar's empty layout `{}`.
-                if !(shape.dimensions.is_empty() && text == "{}") {
-                    out.write_str(&text)?;
+                // XLA omits a scalar's layout when its text is exactly `{}`.
+                let empty_text = layout.minor_to_major.is_empty() && !has_attributes(layout);
+                if !(shape.dimensions.is_empty() && empty_text) {
+                    write_layout_at(out, layout, depth)?;
                 }
             }
             Ok(())
@@ -125,6 +125,12 @@ fn write_type_attribute(out: &mut impl Write, letter: char, raw: i32) -> fmt::Re
 }
 
 pub(crate) fn write_layout(out: &mut impl Write, layout: &LayoutProto) -> fmt::Result {
+    write_layout_at(out, layout, 0)
+}
+
+/// `depth` counts the shapes above this layout, so that a chain of `physical_shape`s in a raw
+/// proto cannot exhaust the stack either.
+fn write_layout_at(out: &mut impl Write, layout: &LayoutProto, depth: usize) -> fmt::Result {
     out.write_char('{')?;
     for (i, d) in layout.minor_to_major.iter().enumerate() {
         if i > 0 {
@@ -132,18 +138,30 @@ pub(crate) fn write_layout(out: &mut impl Write, layout: &LayoutProto) -> fmt::R
         }
         write!(out, "{d}")?;
     }
-    let mut attributes = String::new();
-    write_attributes(&mut attributes, layout)?;
-    if !attributes.is_empty() {
+    if has_attributes(layout) {
         out.write_char(':')?;
-        out.write_str(&attributes)?;
+        write_attributes(out, layout, depth)?;
     }
     out.write_char('}')
 }
 
+/// Whether [`write_attributes`] prints anything, i.e. whether `Layout::ToString` has a `:`.
+fn has_attributes(layout: &LayoutProto) -> bool {
+    let tail = layout.tail_padding_alignment_in_elements;
+    !layout.tiles.is_empty()
+        || (tail != 1 && tail != 0)
+        || layout.index_primitive_type != 0
+        || layout.pointer_primitive_type != 0
+        || layout.element_size_in_bits != 0
+        || layout.memory_space != 0
+        || !layout.split_configs.is_empty()
+        || layout.physical_shape.is_some()
+        || layout.dynamic_shape_metadata_prefix_bytes > 0
+}
+
 /// The attributes in XLA's fixed order: T L # * E S SC P M. `D(...)` and the legacy fields are
 /// never printed (XLA HEAD prints neither).
-fn write_attributes(out: &mut String, layout: &LayoutProto) -> fmt::Result {
+fn write_attributes(out: &mut impl Write, layout: &LayoutProto, depth: usize) -> fmt::Result {
     if !layout.tiles.is_empty() {
         out.write_char('T')?;
         for tile in &layout.tiles {
@@ -181,7 +199,7 @@ fn write_attributes(out: &mut String, layout: &LayoutProto) -> fmt::Result {
     }
     if let Some(physical) = &layout.physical_shape {
         out.write_str("P(")?;
-        write_shape_at(out, physical, true, 1)?;
+        write_shape_at(out, physical, true, depth + 1)?;
         out.write_char(')')?;
     }
     if layout.dynamic_shape_metadata_prefix_bytes > 0 {
