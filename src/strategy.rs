@@ -1,4 +1,4 @@
-//! [proptest] strategies that generate only valid values: shapes, layouts, tiles and in-bounds
+//! [proptest](mod@proptest) strategies that generate only valid values: shapes, layouts, tiles and in-bounds
 //! indices (feature `proptest`).
 //!
 //! Downstream crates use them to property-test their own code against every kind of shape XLA
@@ -23,7 +23,8 @@ use crate::proto::PaddingValue;
 use crate::shape::ShapeBuf;
 
 /// What the generated shapes may contain.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(clippy::struct_excessive_bools, reason = "independent switches, one per kind of content")]
 pub struct ShapeConfig {
     /// The largest rank of an array.
     pub max_rank: usize,
@@ -155,6 +156,10 @@ fn dimensions(config: &ShapeConfig) -> impl Strategy<Value = (Vec<i64>, Vec<bool
 }
 
 /// A valid array shape with a layout, in XLA form.
+///
+/// # Panics
+///
+/// Never: every generated value is valid by construction (a failure is a bug in the strategy).
 pub fn array_shape(config: ShapeConfig) -> impl Strategy<Value = ShapeBuf> {
     (array_element_type(), dimensions(&config)).prop_flat_map(move |(element_type, (dims, dynamic))| {
         layout_spec(dims.clone(), &config).prop_map(move |spec| {
@@ -169,11 +174,15 @@ pub fn array_shape(config: ShapeConfig) -> impl Strategy<Value = ShapeBuf> {
 
 /// A valid shape of any kind: arrays, and (as `config` allows) nested tuples, buffers, tokens and
 /// opaque shapes.
+///
+/// # Panics
+///
+/// Never: every generated value is valid by construction (a failure is a bug in the strategy).
 pub fn shape(config: ShapeConfig) -> impl Strategy<Value = ShapeBuf> {
     let leaf = {
-        let arrays = array_shape(config.clone());
+        let arrays = array_shape(config);
         if config.non_arrays {
-            let buffers = array_shape(config.clone()).prop_map(|a| make::make_buffer_shape(&a).expect("array"));
+            let buffers = array_shape(config).prop_map(|a| make::make_buffer_shape(&a).expect("array"));
             prop_oneof![
                 6 => arrays,
                 1 => buffers,
