@@ -207,8 +207,7 @@ fn legacy_padding(layout: Option<Layout<'_>>, d: &mut Description) {
     let Some(padded) = layout.padded_dimensions() else { return };
     let extents = padded.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
     let raw = layout.padding_value();
-    let value =
-        PaddingValue::try_from(raw).map_or_else(|_| format!("unknown ({raw})"), |v| v.as_str_name().to_owned());
+    let value = PaddingValue::try_from(raw).map_or_else(|_| format!("unknown ({raw})"), |v| v.as_str_name().to_owned());
     d.push("legacy padding", format!("padded to [{extents}], padding value {value}"));
 }
 

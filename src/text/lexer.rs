@@ -71,14 +71,18 @@ impl<'a> Lexer<'a> {
             match self.byte(self.pos) {
                 Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
                 Some(b'/') => match self.byte(self.pos + 1) {
-                    Some(b'*') => match self.input[self.pos + 2..].find("*/") {
-                        Some(offset) => self.pos += 2 + offset + 2,
-                        None => {
+                    Some(b'*') => {
+                        let Some(offset) = self.input[self.pos + 2..].find("*/") else {
                             let start = self.pos;
                             self.pos = self.input.len();
-                            return Some(Token { kind: Kind::Invalid("an unterminated comment"), start, end: start + 2 });
-                        }
-                    },
+                            return Some(Token {
+                                kind: Kind::Invalid("an unterminated comment"),
+                                start,
+                                end: start + 2,
+                            });
+                        };
+                        self.pos += 2 + offset + 2;
+                    }
                     Some(b'/') => {
                         let rest = &self.input.as_bytes()[self.pos..];
                         self.pos += rest.iter().position(|&b| b == b'\n' || b == b'\r').unwrap_or(rest.len());

@@ -416,11 +416,8 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let shape = ShapeProto {
-            element_type: PrimitiveType::TUPLE.as_i32(),
-            tuple_shapes: elements,
-            ..ShapeProto::default()
-        };
+        let shape =
+            ShapeProto { element_type: PrimitiveType::TUPLE.as_i32(), tuple_shapes: elements, ..ShapeProto::default() };
         // Nested tuples were validated when they closed, so only the other elements are left;
         // each node is checked once and parsing stays linear.
         validate::validate_elements(&shape.tuple_shapes, LayoutMode::Optional, |s| {
