@@ -13,7 +13,7 @@ use crate::layout::LayoutBuf;
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ShapeProto, SplitConfigProto, TileProto};
 use crate::shape::ShapeBuf;
-use crate::validate::{self, LayoutMode};
+use crate::validate::{self, LayoutMode, Path};
 
 use super::lexer::{Found, Kind, Lexer, Token};
 
@@ -336,22 +336,6 @@ impl<'a> Parser<'a> {
         if level == 0 { self.path() } else { self.path().field("layout") }
     }
 
-    /// Re-roots a validation error found inside the shape being parsed.
-    fn rooted(&self, mut error: Error) -> Error {
-        if self.path.is_empty() {
-            return error;
-        }
-        let prefix = self.path();
-        if let Some(path) = path_mut(&mut error) {
-            *path = if path.is_root() {
-                prefix
-            } else {
-                FieldPath::from(format!("{}.{}", prefix.as_str(), path.as_str()).as_str())
-            };
-        }
-        error
-    }
-
     fn int(&mut self, expected: &str) -> Result<(i64, usize)> {
         match self.token.kind {
             Kind::Int(value) => {
@@ -420,10 +404,11 @@ impl<'a> Parser<'a> {
             ShapeProto { element_type: PrimitiveType::TUPLE.as_i32(), tuple_shapes: elements, ..ShapeProto::default() };
         // Nested tuples were validated when they closed, so only the other elements are left;
         // each node is checked once and parsing stays linear.
-        validate::validate_elements(&shape.tuple_shapes, LayoutMode::Optional, |s| {
-            s.element_type != PrimitiveType::TUPLE.as_i32()
-        })
-        .map_err(|e| self.rooted(e))?;
+        with_validation_path(&self.path, Path::Root, &mut |path| {
+            validate::validate_elements(&shape.tuple_shapes, LayoutMode::Optional, path, |s| {
+                s.element_type != PrimitiveType::TUPLE.as_i32()
+            })
+        })?;
         self.expect(Kind::RParen, "`,` or `)` at the end of tuple")?;
         Ok(shape)
     }
@@ -481,9 +466,6 @@ impl<'a> Parser<'a> {
         let mut shape = ShapeProto { element_type: element_type.as_i32(), dimensions, ..ShapeProto::default() };
         if element_type.is_array() {
             shape.is_dynamic_dimension = dynamic;
-            if self.fill_missing_layouts || rank == 0 {
-                shape.layout = Some(Box::new(descending_layout(rank)));
-            }
         }
         // `{` starts a layout only if an integer or `:` follows (XLA's lookahead rule).
         if self.token.kind == Kind::LBrace && matches!(self.peek(), Kind::Int(_) | Kind::Colon) {
@@ -514,6 +496,8 @@ impl<'a> Parser<'a> {
                 });
             }
             shape.layout = Some(Box::new(layout.proto));
+        } else if element_type.is_array() && (self.fill_missing_layouts || rank == 0) {
+            shape.layout = Some(Box::new(descending_layout(rank)));
         }
         Ok(shape)
     }
@@ -736,20 +720,18 @@ fn descending_layout(rank: usize) -> LayoutProto {
     }
 }
 
-/// The field path an error carries, if any.
-fn path_mut(error: &mut Error) -> Option<&mut FieldPath> {
-    match error {
-        Error::UnknownField { path, .. }
-        | Error::NonCanonical { path, .. }
-        | Error::TooDeep { path, .. }
-        | Error::InvalidElementType { path, .. }
-        | Error::MalformedStructure { path, .. }
-        | Error::InvalidDimension { path, .. }
-        | Error::Overflow { path, .. }
-        | Error::MissingLayout { path, .. }
-        | Error::InvalidLayout { path, .. }
-        | Error::SparseUnsupported { path, .. } => Some(path),
-        _ => None,
+/// Calls `f` with the validation path of the shape that `segments` lead to, built on the stack.
+fn with_validation_path<R>(segments: &[Segment], parent: Path<'_>, f: &mut dyn FnMut(Path<'_>) -> R) -> R {
+    match segments.split_first() {
+        None => f(parent),
+        Some((Segment::Element(i), rest)) => with_validation_path(rest, parent.index("tuple_shapes", *i), f),
+        Some((Segment::Physical { in_shape: true }, rest)) => {
+            let layout = parent.field("layout");
+            with_validation_path(rest, layout.field("physical_shape"), f)
+        }
+        Some((Segment::Physical { in_shape: false }, rest)) => {
+            with_validation_path(rest, parent.field("physical_shape"), f)
+        }
     }
 }
 

@@ -74,9 +74,13 @@ fn write_shape_at(out: &mut impl Write, shape: &ShapeProto, with_layout: bool, d
             }
             out.write_char(')')
         }
-        t if !t.is_array() => write!(out, "{}[]", t.name()),
+        t if !t.is_array() => {
+            out.write_str(t.name())?;
+            out.write_str("[]")
+        }
         t => {
-            write!(out, "{}[", t.name())?;
+            out.write_str(t.name())?;
+            out.write_char('[')?;
             for (i, &size) in shape.dimensions.iter().enumerate() {
                 if i > 0 {
                     out.write_char(',')?;
@@ -84,8 +88,11 @@ fn write_shape_at(out: &mut impl Write, shape: &ShapeProto, with_layout: bool, d
                 let dynamic = shape.is_dynamic_dimension.get(i).copied().unwrap_or(false);
                 match (dynamic, size) {
                     (true, i64::MIN) => out.write_char('?')?,
-                    (true, bound) => write!(out, "<={bound}")?,
-                    (false, size) => write!(out, "{size}")?,
+                    (true, bound) => {
+                        out.write_str("<=")?;
+                        write_int(out, bound)?;
+                    }
+                    (false, size) => write_int(out, size)?,
                 }
             }
             out.write_char(']')?;
@@ -101,6 +108,49 @@ fn write_shape_at(out: &mut impl Write, shape: &ShapeProto, with_layout: bool, d
     }
 }
 
+/// Writes an integer without going through `format_args!`: the printer's hot path is mostly
+/// small integers.
+fn write_int(out: &mut impl Write, value: i64) -> fmt::Result {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    let mut rest = value.unsigned_abs();
+    loop {
+        at -= 1;
+        // `rest % 10` is below 10, so the cast cannot truncate.
+        #[allow(clippy::cast_possible_truncation)]
+        let digit = (rest % 10) as u8;
+        buf[at] = b'0' + digit;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        out.write_char('-')?;
+    }
+    // Only ASCII digits were written.
+    out.write_str(std::str::from_utf8(&buf[at..]).unwrap_or_default())
+}
+
+/// `a,b,c`.
+fn write_int_list(out: &mut impl Write, values: &[i64]) -> fmt::Result {
+    for (i, &value) in values.iter().enumerate() {
+        if i > 0 {
+            out.write_char(',')?;
+        }
+        write_int(out, value)?;
+    }
+    Ok(())
+}
+
+/// `L(n)`, `E(n)`, `S(n)`, `M(n)`.
+fn write_int_attribute(out: &mut impl Write, letter: &str, value: i64) -> fmt::Result {
+    out.write_str(letter)?;
+    out.write_char('(')?;
+    write_int(out, value)?;
+    out.write_char(')')
+}
+
 pub(crate) fn write_tile(out: &mut impl Write, dimensions: &[i64]) -> fmt::Result {
     out.write_char('(')?;
     for (i, &d) in dimensions.iter().enumerate() {
@@ -109,7 +159,7 @@ pub(crate) fn write_tile(out: &mut impl Write, dimensions: &[i64]) -> fmt::Resul
         }
         match d {
             i64::MIN => out.write_char('*')?,
-            d if d >= 0 => write!(out, "{d}")?,
+            d if d >= 0 => write_int(out, d)?,
             d => write!(out, "Invalid value {d}")?,
         }
     }
@@ -132,12 +182,7 @@ pub(crate) fn write_layout(out: &mut impl Write, layout: &LayoutProto) -> fmt::R
 /// proto cannot exhaust the stack either.
 fn write_layout_at(out: &mut impl Write, layout: &LayoutProto, depth: usize) -> fmt::Result {
     out.write_char('{')?;
-    for (i, d) in layout.minor_to_major.iter().enumerate() {
-        if i > 0 {
-            out.write_char(',')?;
-        }
-        write!(out, "{d}")?;
-    }
+    write_int_list(out, &layout.minor_to_major)?;
     if has_attributes(layout) {
         out.write_char(':')?;
         write_attributes(out, layout, depth)?;
@@ -170,7 +215,7 @@ fn write_attributes(out: &mut impl Write, layout: &LayoutProto, depth: usize) ->
     }
     let tail = layout.tail_padding_alignment_in_elements;
     if tail != 1 && tail != 0 {
-        write!(out, "L({tail})")?;
+        write_int_attribute(out, "L", tail)?;
     }
     if layout.index_primitive_type != 0 {
         write_type_attribute(out, '#', layout.index_primitive_type)?;
@@ -179,21 +224,18 @@ fn write_attributes(out: &mut impl Write, layout: &LayoutProto, depth: usize) ->
         write_type_attribute(out, '*', layout.pointer_primitive_type)?;
     }
     if layout.element_size_in_bits != 0 {
-        write!(out, "E({})", layout.element_size_in_bits)?;
+        write_int_attribute(out, "E", layout.element_size_in_bits)?;
     }
     if layout.memory_space != 0 {
-        write!(out, "S({})", layout.memory_space)?;
+        write_int_attribute(out, "S", layout.memory_space)?;
     }
     if !layout.split_configs.is_empty() {
         out.write_str("SC")?;
         for split in &layout.split_configs {
-            write!(out, "({}:", split.dimension)?;
-            for (i, index) in split.split_indices.iter().enumerate() {
-                if i > 0 {
-                    out.write_char(',')?;
-                }
-                write!(out, "{index}")?;
-            }
+            out.write_char('(')?;
+            write_int(out, split.dimension)?;
+            out.write_char(':')?;
+            write_int_list(out, &split.split_indices)?;
             out.write_char(')')?;
         }
     }
@@ -203,7 +245,7 @@ fn write_attributes(out: &mut impl Write, layout: &LayoutProto, depth: usize) ->
         out.write_char(')')?;
     }
     if layout.dynamic_shape_metadata_prefix_bytes > 0 {
-        write!(out, "M({})", layout.dynamic_shape_metadata_prefix_bytes)?;
+        write_int_attribute(out, "M", layout.dynamic_shape_metadata_prefix_bytes)?;
     }
     Ok(())
 }
