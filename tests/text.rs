@@ -790,6 +790,29 @@ fn printable() -> ShapeConfig {
     ShapeConfig { legacy_padding: false, ..ShapeConfig::everything() }
 }
 
+/// Adds the attributes the strategy does not generate (split configs, a positive `M`) to every
+/// array layout in the tree.
+fn decorate(shape: &mut ShapeProto, splits: &[SplitConfigProto], prefix: i64) {
+    if let Some(layout) = shape.layout.as_mut() {
+        layout.split_configs = splits.to_vec();
+        layout.dynamic_shape_metadata_prefix_bytes = prefix;
+    }
+    for element in &mut shape.tuple_shapes {
+        decorate(element, splits, prefix);
+    }
+}
+
+fn decorated() -> impl Strategy<Value = ShapeBuf> {
+    let split = (-2i64..6, proptest::collection::vec(-1i64..300, 0..3))
+        .prop_map(|(dimension, split_indices)| SplitConfigProto { dimension, split_indices });
+    (strategy::shape(printable()), proptest::collection::vec(split, 0..3), prop_oneof![Just(0i64), 1i64..4096])
+        .prop_map(|(s, splits, prefix)| {
+            let mut proto = s.into_proto();
+            decorate(&mut proto, &splits, prefix);
+            ShapeBuf::try_from_proto(proto).expect("split configs and M are not validated")
+        })
+}
+
 /// The characters of the grammar, plus a few that are not in it.
 const ALPHABET: &str = "f32[]{}(),:*#+~?<=/ -0123456789TLESCPMDbtokenpaqu\n.xé";
 
@@ -824,6 +847,13 @@ proptest! {
         prop_assert_eq!(&parsed, &s, "{}", text);
         prop_assert_eq!(parsed.to_string(), text);
         prop_assert_eq!(parse_shape_raw(&s.to_string()).unwrap(), s.into_proto());
+    }
+
+    #[test]
+    fn every_attribute_prints_then_parses(s in decorated()) {
+        let text = s.to_string();
+        let parsed = parse_shape(&text).map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
+        prop_assert_eq!(&parsed, &s, "{}", text);
     }
 
     #[test]
