@@ -99,7 +99,7 @@ impl ParseOptions {
     /// checks that need no shape).
     pub fn parse_layout(self, input: &str) -> Result<LayoutProto> {
         let mut parser = Parser::new(input, self.fill_missing_layouts);
-        let layout = parser.layout(0)?.proto;
+        let layout = *parser.layout(0)?.proto;
         parser.end("extra content after layout")?;
         if self.validate {
             validate::validate_layout(&layout)?;
@@ -249,7 +249,8 @@ enum Segment {
 
 /// A parsed layout with what the caller checks against the shape.
 struct ParsedLayout {
-    proto: LayoutProto,
+    /// Boxed from the start: a `LayoutProto` is large, and a shape keeps it boxed anyway.
+    proto: Box<LayoutProto>,
     /// Byte offset of the `{`.
     start: usize,
 }
@@ -495,7 +496,7 @@ impl<'a> Parser<'a> {
                     value: 1,
                 });
             }
-            shape.layout = Some(Box::new(layout.proto));
+            shape.layout = Some(layout.proto);
         } else if element_type.is_array() && (self.fill_missing_layouts || rank == 0) {
             shape.layout = Some(Box::new(descending_layout(rank)));
         }
@@ -507,7 +508,7 @@ impl<'a> Parser<'a> {
     fn layout(&mut self, level: usize) -> Result<ParsedLayout> {
         let start = self.token.start;
         self.expect(Kind::LBrace, "`{` to start the layout")?;
-        let mut proto = LayoutProto { tail_padding_alignment_in_elements: 1, ..LayoutProto::default() };
+        let mut proto = Box::new(LayoutProto { tail_padding_alignment_in_elements: 1, ..LayoutProto::default() });
         if self.token.kind != Kind::RBrace {
             if let Kind::Int(_) = self.token.kind {
                 loop {
