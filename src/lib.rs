@@ -3,6 +3,7 @@
 
 pub use prost;
 
+pub mod codec;
 pub mod error;
 pub mod layout;
 pub mod make;
@@ -14,6 +15,7 @@ pub mod strategy;
 pub mod text;
 pub mod validate;
 
+pub use codec::{decode, decode_lenient, encode};
 pub use error::{Error, Result};
 pub use layout::{Layout, LayoutBuf, Tile};
 pub use primitive::PrimitiveType;
