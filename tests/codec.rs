@@ -25,10 +25,6 @@ fn decode_canonical<M: XlaMessage + std::fmt::Debug + PartialEq>(bytes: &[u8]) -
     message
 }
 
-fn scalar_layout() -> Option<Box<LayoutProto>> {
-    Some(Box::new(LayoutProto { tail_padding_alignment_in_elements: 1, ..LayoutProto::default() }))
-}
-
 // ---------------------------------------------------------------------------------------------
 // B1: decode → validate → print → encode, and the constructors give the same bytes.
 
@@ -143,7 +139,8 @@ fn b1_decoded_fields() {
     assert_eq!(buffer.tuple_shapes[0].dimensions, [3, 4]);
 
     let scalar: ShapeProto = decode_canonical(&hex("10 0b 2a 03 80 01 01"));
-    assert_eq!(scalar, ShapeProto { element_type: 11, layout: scalar_layout(), ..ShapeProto::default() });
+    let layout = LayoutProto { tail_padding_alignment_in_elements: 1, ..LayoutProto::default() };
+    assert_eq!(scalar, ShapeProto { element_type: 11, layout: Some(Box::new(layout)), ..ShapeProto::default() });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -561,7 +558,7 @@ fn deeply_nested_unknown_groups_are_bounded() {
 
 #[test]
 fn rank_5000_shape() {
-    let made = make::make_shape(PrimitiveType::F32, &[1; 5000]).unwrap();
+    let made = make::make_shape(PrimitiveType::F32, &vec![1; 5000]).unwrap();
     let bytes = codec::encode(made.proto());
     let proto: ShapeProto = decode_canonical(&bytes);
     assert_eq!(&proto, made.proto());

@@ -6,7 +6,7 @@
 //!
 //! * every **unknown field** (its path, number and wire type) — including `ShapeProto` field 1, the
 //!   reserved `rank`;
-//! * every **non-canonical encoding** ([`NonCanonicalKind`](crate::error::NonCanonicalKind)):
+//! * every **non-canonical encoding** ([`NonCanonicalKind`]):
 //!   unpacked repeated scalars, explicitly encoded defaults, over-long varints, fields out of
 //!   order, repeated singular fields, empty or split packed fields, split repeated fields, and
 //!   enum or bool varints out of range.

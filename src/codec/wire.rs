@@ -81,6 +81,19 @@ enum Scalar {
     Bool,
 }
 
+impl Scalar {
+    /// Whether prost reads the varint `v` back as `v` (an enum is read as `v as i32` and written
+    /// sign-extended to 64 bits, a bool as `v != 0`), and whether that value is the default.
+    #[inline]
+    fn read_back(self, v: u64) -> (bool, bool) {
+        match self {
+            Scalar::Int64 => (true, v == 0),
+            Scalar::Enum => (v <= 0x7fff_ffff || v >= 0xffff_ffff_8000_0000, v.trailing_zeros() >= 32),
+            Scalar::Bool => (v <= 1, v == 0),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Type {
     Scalar(Scalar),
@@ -225,12 +238,20 @@ impl Frame {
 
     /// The index of the next element of field `number`, counting it.
     fn next_index(&mut self, number: u32) -> usize {
-        let slot = self.counts.get_mut(slot(number));
-        slot.map_or(0, |count| {
-            let index = *count;
-            *count = index.saturating_add(1);
-            index
-        })
+        let index = self.count(number);
+        self.set_count(number, index.saturating_add(1));
+        index
+    }
+
+    /// Elements of field `number` read so far.
+    fn count(&self, number: u32) -> usize {
+        self.counts.get(slot(number)).copied().unwrap_or(0)
+    }
+
+    fn set_count(&mut self, number: u32, count: usize) {
+        if let Some(slot) = self.counts.get_mut(slot(number)) {
+            *slot = count;
+        }
     }
 
     /// Marks `kind` as reported for field `number`; whether it was new.
@@ -353,11 +374,13 @@ impl Scanner {
         }
     }
 
+    #[inline]
     fn varint(&self, data: &[u8], pos: &mut usize, what: &str, path: Path<'_>) -> Result<Varint> {
         read_varint(data, pos).map_err(|e| self.bad_varint(e, what, path))
     }
 
     /// A field key: field number and wire type, with prost's checks.
+    #[inline]
     fn key(&self, data: &[u8], pos: &mut usize, path: Path<'_>) -> Result<(u32, WireType, bool)> {
         let key = self.varint(data, pos, "a field key", path)?;
         let Ok(raw) = u32::try_from(key.value) else {
@@ -374,6 +397,7 @@ impl Scanner {
     }
 
     /// The payload of a length-delimited field, with its length prefix checked.
+    #[inline]
     fn payload<'d>(
         &mut self,
         data: &'d [u8],
@@ -428,13 +452,14 @@ impl Scanner {
                             field_path.to_field_path()
                         });
                     }
-                    let mut at = 0;
+                    let (mut at, mut index) = (0, frame.count(number));
                     while at < packed.len() {
                         let value = read_varint(packed, &mut at)
                             .map_err(|_| self.malformed(field_path, "packed field ends inside a varint"))?;
-                        let index = frame.next_index(number);
                         self.scalar(&mut frame, number, field, scalar, value, Some(index), path);
+                        index = index.saturating_add(1);
                     }
+                    frame.set_count(number, index);
                 }
                 (Type::Message(inner), WireType::Len) => {
                     let index = field.repeated.then(|| frame.next_index(number));
@@ -477,6 +502,7 @@ impl Scanner {
     }
 
     /// Where a known field appears relative to the fields before it in the same message.
+    #[inline]
     fn placement(&mut self, frame: &mut Frame, number: u32, field: Field, wire_type: WireType, path: Path<'_>) {
         let bit = 1u32.checked_shl(number).unwrap_or(0);
         let problem = if frame.seen & bit == 0 {
@@ -498,9 +524,28 @@ impl Scanner {
     }
 
     /// Checks one scalar value: minimal varint, in range for its type, and (singular fields
-    /// only) not the default.
+    /// only) not the default. The common, canonical case is decided inline.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn scalar(
+        &mut self,
+        frame: &mut Frame,
+        number: u32,
+        field: Field,
+        scalar: Scalar,
+        value: Varint,
+        index: Option<usize>,
+        path: Path<'_>,
+    ) {
+        let (in_range, is_default) = scalar.read_back(value.value);
+        if value.overlong || !in_range || (index.is_none() && is_default) {
+            self.scalar_findings(frame, number, field, scalar, value, index, path);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    fn scalar_findings(
         &mut self,
         frame: &mut Frame,
         number: u32,
@@ -517,14 +562,7 @@ impl Scanner {
         if value.overlong {
             self.non_canonical(frame, number, NonCanonicalKind::OverlongVarint, at);
         }
-        let v = value.value;
-        // How prost reads the value back: an enum as `v as i32` (written again sign-extended to
-        // 64 bits), a bool as `v != 0`.
-        let (in_range, is_default) = match scalar {
-            Scalar::Int64 => (true, v == 0),
-            Scalar::Enum => (v <= 0x7fff_ffff || v >= 0xffff_ffff_8000_0000, v.trailing_zeros() >= 32),
-            Scalar::Bool => (v <= 1, v == 0),
-        };
+        let (in_range, is_default) = scalar.read_back(value.value);
         if !in_range {
             self.non_canonical(frame, number, NonCanonicalKind::ValueOutOfRange, at);
         }
