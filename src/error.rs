@@ -160,8 +160,12 @@ pub enum NonCanonicalKind {
     Repeated,
     /// A packed repeated field with no elements, which the canonical encoding omits.
     EmptyPacked,
-    /// A repeated field split over several non-adjacent runs.
+    /// A repeated field split over several records where the canonical encoding has one run: a
+    /// repeated field interrupted by another field, or a packed field written as several records.
     Split,
+    /// A varint too wide for its field's type: an `int32` or enum value outside the 32-bit range
+    /// (decoders truncate it), or a `bool` other than 0 or 1 (decoders read it as `true`).
+    ValueOutOfRange,
 }
 
 impl fmt::Display for NonCanonicalKind {
@@ -174,6 +178,7 @@ impl fmt::Display for NonCanonicalKind {
             Self::Repeated => "singular field appears more than once",
             Self::EmptyPacked => "packed field has no elements",
             Self::Split => "repeated field is split into several runs",
+            Self::ValueOutOfRange => "varint value is out of range for the field's type",
         })
     }
 }

@@ -3,6 +3,7 @@
 
 pub use prost;
 
+pub mod codec;
 pub mod error;
 pub mod hlo;
 pub mod layout;
@@ -16,6 +17,7 @@ pub mod text;
 pub mod util;
 pub mod validate;
 
+pub use codec::{decode, decode_lenient, encode};
 pub use error::{Error, Result};
 pub use layout::{Layout, LayoutBuf, Tile};
 pub use primitive::PrimitiveType;

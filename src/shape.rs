@@ -392,6 +392,13 @@ impl<'a> TupleShape<'a> {
     }
 }
 
+/// XLA's text with layouts: `(f32[2]{0}, s32[])`.
+impl fmt::Display for TupleShape<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        crate::text::write_shape(f, self.proto, true)
+    }
+}
+
 impl fmt::Debug for TupleShape<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("TupleShape(")?;

@@ -161,6 +161,24 @@ pub(crate) fn validate_at(shape: &ShapeProto, mode: LayoutMode, path: Path<'_>) 
     check_layouts(shape, mode, path)
 }
 
+/// Validates the elements of the tuple at `path` that `select` picks, as validating the whole
+/// tuple would (pass 1 over all of them, then pass 2). The text parser uses it to validate each
+/// tuple once, when it closes, without visiting nested tuples again.
+pub(crate) fn validate_elements(
+    elements: &[ShapeProto],
+    mode: LayoutMode,
+    path: Path<'_>,
+    select: impl Fn(&ShapeProto) -> bool,
+) -> Result<()> {
+    for (i, element) in elements.iter().enumerate().filter(|(_, e)| select(e)) {
+        check_structure(element, path.index("tuple_shapes", i), 2)?;
+    }
+    for (i, element) in elements.iter().enumerate().filter(|(_, e)| select(e)) {
+        check_layouts(element, mode, path.index("tuple_shapes", i))?;
+    }
+    Ok(())
+}
+
 /// Validates a program shape: the name count (V-20), then each parameter, then the result.
 ///
 /// # Errors

@@ -74,9 +74,13 @@ fn write_shape_at(out: &mut impl Write, shape: &ShapeProto, with_layout: bool, d
             }
             out.write_char(')')
         }
-        t if !t.is_array() => write!(out, "{}[]", t.name()),
+        t if !t.is_array() => {
+            out.write_str(t.name())?;
+            out.write_str("[]")
+        }
         t => {
-            write!(out, "{}[", t.name())?;
+            out.write_str(t.name())?;
+            out.write_char('[')?;
             for (i, &size) in shape.dimensions.iter().enumerate() {
                 if i > 0 {
                     out.write_char(',')?;
@@ -84,21 +88,67 @@ fn write_shape_at(out: &mut impl Write, shape: &ShapeProto, with_layout: bool, d
                 let dynamic = shape.is_dynamic_dimension.get(i).copied().unwrap_or(false);
                 match (dynamic, size) {
                     (true, i64::MIN) => out.write_char('?')?,
-                    (true, bound) => write!(out, "<={bound}")?,
-                    (false, size) => write!(out, "{size}")?,
+                    (true, bound) => {
+                        out.write_str("<=")?;
+                        write_int(out, bound)?;
+                    }
+                    (false, size) => write_int(out, size)?,
                 }
             }
             out.write_char(']')?;
             if let (true, Some(layout)) = (with_layout, &shape.layout) {
-                let text = layout_to_string(layout);
-                // XLA omits a scalar's empty layout `{}`.
-                if !(shape.dimensions.is_empty() && text == "{}") {
-                    out.write_str(&text)?;
+                // XLA omits a scalar's layout when its text is exactly `{}`.
+                let empty_text = layout.minor_to_major.is_empty() && !has_attributes(layout);
+                if !(shape.dimensions.is_empty() && empty_text) {
+                    write_layout_at(out, layout, depth)?;
                 }
             }
             Ok(())
         }
     }
+}
+
+/// Writes an integer without going through `format_args!`: the printer's hot path is mostly
+/// small integers.
+fn write_int(out: &mut impl Write, value: i64) -> fmt::Result {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    let mut rest = value.unsigned_abs();
+    loop {
+        at -= 1;
+        // `rest % 10` is below 10, so the cast cannot truncate.
+        #[allow(clippy::cast_possible_truncation)]
+        let digit = (rest % 10) as u8;
+        buf[at] = b'0' + digit;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        out.write_char('-')?;
+    }
+    // Only ASCII digits were written.
+    out.write_str(std::str::from_utf8(&buf[at..]).unwrap_or_default())
+}
+
+/// `a,b,c`.
+fn write_int_list(out: &mut impl Write, values: &[i64]) -> fmt::Result {
+    for (i, &value) in values.iter().enumerate() {
+        if i > 0 {
+            out.write_char(',')?;
+        }
+        write_int(out, value)?;
+    }
+    Ok(())
+}
+
+/// `L(n)`, `E(n)`, `S(n)`, `M(n)`.
+fn write_int_attribute(out: &mut impl Write, letter: &str, value: i64) -> fmt::Result {
+    out.write_str(letter)?;
+    out.write_char('(')?;
+    write_int(out, value)?;
+    out.write_char(')')
 }
 
 pub(crate) fn write_tile(out: &mut impl Write, dimensions: &[i64]) -> fmt::Result {
@@ -109,7 +159,7 @@ pub(crate) fn write_tile(out: &mut impl Write, dimensions: &[i64]) -> fmt::Resul
         }
         match d {
             i64::MIN => out.write_char('*')?,
-            d if d >= 0 => write!(out, "{d}")?,
+            d if d >= 0 => write_int(out, d)?,
             d => write!(out, "Invalid value {d}")?,
         }
     }
@@ -125,25 +175,38 @@ fn write_type_attribute(out: &mut impl Write, letter: char, raw: i32) -> fmt::Re
 }
 
 pub(crate) fn write_layout(out: &mut impl Write, layout: &LayoutProto) -> fmt::Result {
+    write_layout_at(out, layout, 0)
+}
+
+/// `depth` counts the shapes above this layout, so that a chain of `physical_shape`s in a raw
+/// proto cannot exhaust the stack either.
+fn write_layout_at(out: &mut impl Write, layout: &LayoutProto, depth: usize) -> fmt::Result {
     out.write_char('{')?;
-    for (i, d) in layout.minor_to_major.iter().enumerate() {
-        if i > 0 {
-            out.write_char(',')?;
-        }
-        write!(out, "{d}")?;
-    }
-    let mut attributes = String::new();
-    write_attributes(&mut attributes, layout)?;
-    if !attributes.is_empty() {
+    write_int_list(out, &layout.minor_to_major)?;
+    if has_attributes(layout) {
         out.write_char(':')?;
-        out.write_str(&attributes)?;
+        write_attributes(out, layout, depth)?;
     }
     out.write_char('}')
 }
 
+/// Whether [`write_attributes`] prints anything, i.e. whether `Layout::ToString` has a `:`.
+fn has_attributes(layout: &LayoutProto) -> bool {
+    let tail = layout.tail_padding_alignment_in_elements;
+    !layout.tiles.is_empty()
+        || (tail != 1 && tail != 0)
+        || layout.index_primitive_type != 0
+        || layout.pointer_primitive_type != 0
+        || layout.element_size_in_bits != 0
+        || layout.memory_space != 0
+        || !layout.split_configs.is_empty()
+        || layout.physical_shape.is_some()
+        || layout.dynamic_shape_metadata_prefix_bytes > 0
+}
+
 /// The attributes in XLA's fixed order: T L # * E S SC P M. `D(...)` and the legacy fields are
 /// never printed (XLA HEAD prints neither).
-fn write_attributes(out: &mut String, layout: &LayoutProto) -> fmt::Result {
+fn write_attributes(out: &mut impl Write, layout: &LayoutProto, depth: usize) -> fmt::Result {
     if !layout.tiles.is_empty() {
         out.write_char('T')?;
         for tile in &layout.tiles {
@@ -152,7 +215,7 @@ fn write_attributes(out: &mut String, layout: &LayoutProto) -> fmt::Result {
     }
     let tail = layout.tail_padding_alignment_in_elements;
     if tail != 1 && tail != 0 {
-        write!(out, "L({tail})")?;
+        write_int_attribute(out, "L", tail)?;
     }
     if layout.index_primitive_type != 0 {
         write_type_attribute(out, '#', layout.index_primitive_type)?;
@@ -161,31 +224,28 @@ fn write_attributes(out: &mut String, layout: &LayoutProto) -> fmt::Result {
         write_type_attribute(out, '*', layout.pointer_primitive_type)?;
     }
     if layout.element_size_in_bits != 0 {
-        write!(out, "E({})", layout.element_size_in_bits)?;
+        write_int_attribute(out, "E", layout.element_size_in_bits)?;
     }
     if layout.memory_space != 0 {
-        write!(out, "S({})", layout.memory_space)?;
+        write_int_attribute(out, "S", layout.memory_space)?;
     }
     if !layout.split_configs.is_empty() {
         out.write_str("SC")?;
         for split in &layout.split_configs {
-            write!(out, "({}:", split.dimension)?;
-            for (i, index) in split.split_indices.iter().enumerate() {
-                if i > 0 {
-                    out.write_char(',')?;
-                }
-                write!(out, "{index}")?;
-            }
+            out.write_char('(')?;
+            write_int(out, split.dimension)?;
+            out.write_char(':')?;
+            write_int_list(out, &split.split_indices)?;
             out.write_char(')')?;
         }
     }
     if let Some(physical) = &layout.physical_shape {
         out.write_str("P(")?;
-        write_shape_at(out, physical, true, 1)?;
+        write_shape_at(out, physical, true, depth + 1)?;
         out.write_char(')')?;
     }
     if layout.dynamic_shape_metadata_prefix_bytes > 0 {
-        write!(out, "M({})", layout.dynamic_shape_metadata_prefix_bytes)?;
+        write_int_attribute(out, "M", layout.dynamic_shape_metadata_prefix_bytes)?;
     }
     Ok(())
 }
