@@ -52,3 +52,8 @@ fn replay(target: &str, check: fn(&[u8])) {
 fn decode_corpus() {
     replay("decode", checks::decode);
 }
+
+#[test]
+fn text_corpus() {
+    replay("text", checks::text);
+}
