@@ -3,19 +3,26 @@
 
 pub use prost;
 
+pub mod bitcast;
 pub mod error;
+pub mod index;
 pub mod layout;
 pub mod make;
+pub mod padding;
+pub mod physical;
 pub mod primitive;
 pub mod proto;
 pub mod shape;
+pub mod size;
 #[cfg(feature = "proptest")]
 pub mod strategy;
 pub mod text;
+pub mod tiling;
 pub mod validate;
 
 pub use error::{Error, Result};
 pub use layout::{Layout, LayoutBuf, Tile};
+pub use physical::{PhysicalMap, Slot};
 pub use primitive::PrimitiveType;
 pub use shape::{ArrayShape, Dim, ProgramShape, Shape, ShapeBuf, ShapeKind, TupleShape};
 
