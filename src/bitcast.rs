@@ -195,8 +195,8 @@ mod tests {
         // Upstream shape_util_test DeduceTransposeDimensionsForBitcast (+ Negative).
         let s = |dims: &[i64], m2m: &[i64]| make_shape_with_dense_layout(PrimitiveType::F32, dims, m2m).unwrap();
         let (a, b, c) = (s(&[5, 3], &[1, 0]), s(&[3, 5], &[0, 1]), s(&[3, 5], &[1, 0]));
-        let view = |x: &crate::ShapeBuf| x.as_array().unwrap();
-        assert_eq!(deduce_transpose_dimensions_for_bitcast(view(&a), view(&b)), Some(vec![1, 0]));
-        assert_eq!(deduce_transpose_dimensions_for_bitcast(view(&a), view(&c)), None);
+        let (a, b, c) = (a.as_array().unwrap(), b.as_array().unwrap(), c.as_array().unwrap());
+        assert_eq!(deduce_transpose_dimensions_for_bitcast(a, b), Some(vec![1, 0]));
+        assert_eq!(deduce_transpose_dimensions_for_bitcast(a, c), None);
     }
 }
