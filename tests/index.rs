@@ -209,22 +209,14 @@ fn group_61_for_each_index_counts() {
 #[test]
 fn x5_for_each_index_order_and_windows() {
     // vectors.md X5.
-    assert_eq!(visits(&f32s(&[2, 3], &[0, 1]), &[0, 0], &[2, 3], &[1, 1]), [
-        [0, 0],
-        [1, 0],
-        [0, 1],
-        [1, 1],
-        [0, 2],
-        [1, 2]
-    ]);
-    assert_eq!(visits(&f32s(&[2, 3], &[1, 0]), &[0, 0], &[2, 3], &[1, 1]), [
-        [0, 0],
-        [0, 1],
-        [0, 2],
-        [1, 0],
-        [1, 1],
-        [1, 2]
-    ]);
+    assert_eq!(
+        visits(&f32s(&[2, 3], &[0, 1]), &[0, 0], &[2, 3], &[1, 1]),
+        [[0, 0], [1, 0], [0, 1], [1, 1], [0, 2], [1, 2]]
+    );
+    assert_eq!(
+        visits(&f32s(&[2, 3], &[1, 0]), &[0, 0], &[2, 3], &[1, 1]),
+        [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]
+    );
     let s = f32s(&[4, 6], &[1, 0]);
     assert_eq!(visits(&s, &[1, 0], &[2, 6], &[1, 2]), [[1, 0], [1, 2], [1, 4], [2, 0], [2, 2], [2, 4]]);
     // count 0 pins the dimension.
@@ -241,7 +233,8 @@ fn x5_for_each_index_order_and_windows() {
 #[test]
 fn s1_seed_memory_orders() {
     // vectors.md S1: a b c / d e f.
-    let names = |i: &[i64]| ["abc", "def"][usize::try_from(i[0]).unwrap()].as_bytes()[usize::try_from(i[1]).unwrap()] as char;
+    let names =
+        |i: &[i64]| ["abc", "def"][usize::try_from(i[0]).unwrap()].as_bytes()[usize::try_from(i[1]).unwrap()] as char;
     for (m2m, memory) in [([0, 1], "adbecf"), ([1, 0], "abcdef")] {
         let s = f32s(&[2, 3], &m2m);
         // Through the linear index and through the physical map.

@@ -105,20 +105,26 @@ fn t7_figure_2_both_tables() {
     for t in [PrimitiveType::F32, PrimitiveType::BF16] {
         let s = tiled(t, &[4, 8], &[1, 0], &[&[2, 4], &[2, 1]]);
         assert_eq!(expanded_shape(a(&s)).unwrap(), [2, 2, 1, 4, 2, 1]);
-        assert_eq!(table(&map(&s), 4, 8), [
-            [0, 2, 4, 6, 8, 10, 12, 14],
-            [1, 3, 5, 7, 9, 11, 13, 15],
-            [16, 18, 20, 22, 24, 26, 28, 30],
-            [17, 19, 21, 23, 25, 27, 29, 31]
-        ]);
+        assert_eq!(
+            table(&map(&s), 4, 8),
+            [
+                [0, 2, 4, 6, 8, 10, 12, 14],
+                [1, 3, 5, 7, 9, 11, 13, 15],
+                [16, 18, 20, 22, 24, 26, 28, 30],
+                [17, 19, 21, 23, 25, 27, 29, 31]
+            ]
+        );
         // XLA's top-tile-only LayoutUtil::LinearIndex is the same shape with tile 0 alone.
         let top = tiled(t, &[4, 8], &[1, 0], &[&[2, 4]]);
-        assert_eq!(table(&map(&top), 4, 8), [
-            [0, 1, 2, 3, 8, 9, 10, 11],
-            [4, 5, 6, 7, 12, 13, 14, 15],
-            [16, 17, 18, 19, 24, 25, 26, 27],
-            [20, 21, 22, 23, 28, 29, 30, 31]
-        ]);
+        assert_eq!(
+            table(&map(&top), 4, 8),
+            [
+                [0, 1, 2, 3, 8, 9, 10, 11],
+                [4, 5, 6, 7, 12, 13, 14, 15],
+                [16, 17, 18, 19, 24, 25, 26, 27],
+                [20, 21, 22, 23, 28, 29, 30, 31]
+            ]
+        );
     }
 }
 
@@ -130,7 +136,8 @@ fn t8_combine_docs_example() {
     assert_eq!(m.storage_slots(), 12432);
     let merged = tiled(PrimitiveType::F32, &[112, 110], &[1, 0], &[&[2, 3]]);
     assert_eq!(map(&merged).slot(&[111, 109]).unwrap(), Slot(12430));
-    for (index, slot) in [([1, 6, 7, 10, 9], 12430), ([0, 0, 1, 0, 0], 3), ([0, 0, 0, 0, 3], 6), ([0, 0, 0, 1, 0], 19)] {
+    for (index, slot) in [([1, 6, 7, 10, 9], 12430), ([0, 0, 1, 0, 0], 3), ([0, 0, 0, 0, 3], 6), ([0, 0, 0, 1, 0], 19)]
+    {
         assert_eq!(m.slot(&index).unwrap(), Slot(slot));
         assert_eq!(m.index_of_slot(Slot(slot)).unwrap(), Some(index.to_vec()));
     }
@@ -212,8 +219,7 @@ fn t12_sub_byte_and_counter_examples() {
     assert_eq!(size::array_size(a(&sub)).unwrap(), 8192);
     // A trailing '*' validates but cannot be computed.
     let trailing = tiled(PrimitiveType::F32, &[4, 6], &[1, 0], &[&[2, STAR]]);
-    let trailing_combine =
-        |e: Error| matches!(e, Error::InvalidLayout { problem: LayoutProblem::TrailingCombine, .. });
+    let trailing_combine = |e: Error| matches!(e, Error::InvalidLayout { problem: LayoutProblem::TrailingCombine, .. });
     assert!(trailing_combine(PhysicalMap::new(a(&trailing)).unwrap_err()));
     assert!(trailing_combine(xla_shape::physical::physical_slot(a(&trailing), &[0, 0]).unwrap_err()));
     assert!(trailing_combine(size::array_size(a(&trailing)).unwrap_err()));
