@@ -69,31 +69,38 @@ pub(crate) const fn to_i64(value: u64) -> i64 {
     value as i64
 }
 
-/// Division by an invariant divisor with one multiplication (Granlund–Montgomery), exact for
-/// every dividend below 2^63 — which all slots and index entries are, by the map's invariant.
+/// Division by an invariant divisor without a divide instruction, exact for every dividend
+/// below 2^63 — which all slots and index entries are, by the map's invariant.
 ///
-/// With `l = ceil(log2 d)` and `m = ceil(2^(63+l) / d) < 2^64`, `n·m / 2^(63+l)` exceeds `n/d`
-/// by less than `n / 2^(63+l) < 2^-l ≤ 1/d`, which never reaches the next integer.
+/// A power of two `2^k` is a shift. Otherwise (Granlund–Montgomery) with `l = ceil(log2 d) ≥ 2`
+/// and `m = ceil(2^(63+l) / d) < 2^64`, `q = mulhi(n, m) >> (l − 1)`: `n·m / 2^(63+l)` exceeds
+/// `n/d` by less than `n / 2^(63+l) < 2^-l ≤ 1/d`, which never reaches the next integer. Both
+/// cases run the same branch-free instructions (`pass` selects `n` instead of the product).
 #[derive(Debug, Clone, Copy)]
 struct Divisor {
     value: u64,
     magic: u64,
+    pass: u64,
     shift: u32,
 }
 
 impl Divisor {
     fn new(divisor: u64) -> Self {
         let d = divisor.max(1);
-        let shift = 63 + (64 - (d - 1).leading_zeros());
-        let magic = (1u128 << shift).div_ceil(u128::from(d));
-        Self { value: d, magic: u64::try_from(magic).unwrap_or(u64::MAX), shift }
+        if d.is_power_of_two() {
+            return Self { value: d, magic: 0, pass: u64::MAX, shift: d.trailing_zeros() };
+        }
+        let l = 64 - (d - 1).leading_zeros();
+        let magic = (1u128 << (63 + l)).div_ceil(u128::from(d));
+        Self { value: d, magic: u64::try_from(magic).unwrap_or(u64::MAX), pass: 0, shift: l - 1 }
     }
 
     /// `n / divisor` for `n < 2^63`; a wrong quotient (never a panic) above.
     #[inline]
-    #[allow(clippy::cast_possible_truncation)] // shift ≥ 63 and the product is below 2^127
+    #[allow(clippy::cast_possible_truncation)] // the high half of a 128-bit product
     fn div(self, n: u64) -> u64 {
-        ((u128::from(n) * u128::from(self.magic)) >> self.shift) as u64
+        let high = ((u128::from(n) * u128::from(self.magic)) >> 64) as u64;
+        (high | (n & self.pass)) >> self.shift
     }
 }
 
@@ -127,6 +134,9 @@ enum Forward {
     /// sub-tile divides what it splits; this covers XLA's `(8,128)`, `(8,128)(2,1)`, …):
     /// `steps[ranges[d]]` are dimension d's lower digits, `strides[d]` its top digit's stride.
     Digits { ranges: Box<[(usize, usize)]>, steps: Box<[Step]> },
+    /// The `Digits` case with small dimensions (`Σ D ≤ TABLE_LIMIT`): each dimension's
+    /// contribution precomputed, `slot = Σ offsets[starts[d] + I[d]]` — as cheap as `Strided`.
+    Table { starts: Box<[usize]>, offsets: Box<[u64]> },
     /// Anything else (`*`, sub-tiles that add padding): replays the tiles on a scratch buffer.
     General(Box<General>),
 }
@@ -142,6 +152,9 @@ struct General {
     final_extents: Box<[Divisor]>,
 }
 
+/// The most table entries (`Σ D`, 8 bytes each) a `Table` map may hold.
+const TABLE_LIMIT: u64 = 1 << 16;
+
 /// Scratch entries kept on the stack by the general path; wider expansions use the heap.
 const SCRATCH: usize = 32;
 
@@ -155,6 +168,8 @@ fn with_scratch<R>(widest: usize, f: impl FnOnce(&mut [u64], &mut [u64]) -> R) -
 }
 
 impl General {
+    // Kept out of line so the scratch buffers never weigh on the fast paths' loops.
+    #[inline(never)]
     fn slot(&self, index: &[i64]) -> u64 {
         with_scratch(self.plan.widest, |values, scratch| {
             for (v, &d) in values.iter_mut().zip(self.physical_dims.iter()) {
@@ -171,6 +186,7 @@ impl General {
         })
     }
 
+    #[inline(never)]
     fn index_of(&self, slot: u64, out: &mut [i64]) -> bool {
         with_scratch(self.plan.widest, |values, scratch| {
             let mut n = slot;
@@ -234,6 +250,9 @@ pub struct PhysicalMap {
     /// The slot's digits, most minor first, for `Strided` and `Digits` (extent-1 digits left
     /// out: they are always 0).
     slot_digits: Box<[SlotDigit]>,
+    /// Whether a decoded index can leave the bounds (legacy padding, or a top digit of a tiled
+    /// dimension); for a plain layout every digit is below its dimension already.
+    check_decoded: bool,
     raw_slots: u64,
     storage_slots: u64,
     bits_per_slot: u64,
@@ -289,6 +308,7 @@ impl PhysicalMap {
             strides: vec![0; rank].into(),
             forward: Forward::Strided,
             slot_digits: Box::default(),
+            check_decoded: !plan.stages.is_empty() || crate::padding::is_padded(shape),
             raw_slots,
             storage_slots,
             bits_per_slot,
@@ -355,11 +375,21 @@ impl PhysicalMap {
             self.strides[d] = top_stride;
         }
         self.slot_digits = slot_digits.into();
-        Some(if steps.is_empty() {
-            Forward::Strided
-        } else {
-            Forward::Digits { ranges: ranges.into(), steps: steps.into() }
-        })
+        if steps.is_empty() {
+            return Some(Forward::Strided);
+        }
+        let (ranges, steps): (Box<[(usize, usize)]>, Box<[Step]>) = (ranges.into(), steps.into());
+        if self.bounds.iter().sum::<u64>() > TABLE_LIMIT {
+            return Some(Forward::Digits { ranges, steps });
+        }
+        let mut starts = Vec::with_capacity(rank);
+        let mut offsets = Vec::new();
+        for (d, &bound) in self.bounds.iter().enumerate() {
+            starts.push(offsets.len());
+            let (range, top) = (&ranges[d..=d], &self.strides[d..=d]);
+            offsets.extend((0..bound).map(|x| digits_slot(range, &steps, top, &[to_i64(x)])));
+        }
+        Some(Forward::Table { starts: starts.into(), offsets: offsets.into() })
     }
 
     /// The number of dimensions.
@@ -433,20 +463,8 @@ impl PhysicalMap {
                 .iter()
                 .zip(self.strides.iter())
                 .fold(0u64, |acc, (&i, &s)| acc.wrapping_add(to_u64(i).wrapping_mul(s))),
-            Forward::Digits { ranges, steps } => {
-                let mut slot = 0u64;
-                for ((&i, &(start, end)), &top) in index.iter().zip(ranges.iter()).zip(self.strides.iter()) {
-                    let mut x = to_u64(i);
-                    for step in &steps[start..end] {
-                        let q = step.radix.div(x);
-                        let digit = x.wrapping_sub(q.wrapping_mul(step.radix.value));
-                        slot = slot.wrapping_add(digit.wrapping_mul(step.stride));
-                        x = q;
-                    }
-                    slot = slot.wrapping_add(x.wrapping_mul(top));
-                }
-                slot
-            }
+            Forward::Digits { ranges, steps } => digits_slot(ranges, steps, &self.strides, index),
+            Forward::Table { starts, offsets } => table_slot(starts, offsets, index),
             Forward::General(general) => general.slot(index),
         })
     }
@@ -504,6 +522,18 @@ impl PhysicalMap {
                 *o = Slot(
                     index.iter().zip(&strides).fold(0u64, |acc, (&i, &s)| acc.wrapping_add(to_u64(i).wrapping_mul(s))),
                 );
+            }
+        } else if let Forward::Table { starts, offsets } = &self.forward {
+            let mut local = [0usize; N];
+            for (s, &v) in local.iter_mut().zip(starts.iter()) {
+                *s = v;
+            }
+            for (index, o) in indices.iter().zip(out.iter_mut()) {
+                *o = Slot(table_slot(&local, offsets, index));
+            }
+        } else if let Forward::Digits { ranges, steps } = &self.forward {
+            for (index, o) in indices.iter().zip(out.iter_mut()) {
+                *o = Slot(digits_slot(ranges, steps, &self.strides, index));
             }
         } else {
             for (index, o) in indices.iter().zip(out.iter_mut()) {
@@ -596,8 +626,35 @@ impl PhysicalMap {
                 return Ok(false);
             }
         }
-        Ok(out.iter().zip(self.bounds.iter()).all(|(&i, &b)| to_u64(i) < b))
+        Ok(!self.check_decoded || out.iter().zip(self.bounds.iter()).all(|(&i, &b)| to_u64(i) < b))
     }
+}
+
+/// The mixed-radix forward map: each index entry split into its digits, each digit scaled by its
+/// stride. Wrapping arithmetic: exact for in-bounds input (invariant 2), panic-free otherwise.
+#[inline]
+fn digits_slot(ranges: &[(usize, usize)], steps: &[Step], top_strides: &[u64], index: &[i64]) -> u64 {
+    let mut slot = 0u64;
+    for ((&i, &(start, end)), &top) in index.iter().zip(ranges).zip(top_strides) {
+        let mut x = to_u64(i);
+        for step in steps.get(start..end).unwrap_or_default() {
+            let q = step.radix.div(x);
+            let digit = x.wrapping_sub(q.wrapping_mul(step.radix.value));
+            slot = slot.wrapping_add(digit.wrapping_mul(step.stride));
+            x = q;
+        }
+        slot = slot.wrapping_add(x.wrapping_mul(top));
+    }
+    slot
+}
+
+/// The table forward map. An out-of-range entry reads no table entry and adds 0.
+#[inline]
+fn table_slot(starts: &[usize], offsets: &[u64], index: &[i64]) -> u64 {
+    index.iter().zip(starts).fold(0u64, |acc, (&i, &start)| {
+        let k = start.wrapping_add(usize::try_from(i).unwrap_or(usize::MAX));
+        acc.wrapping_add(offsets.get(k).copied().unwrap_or(0))
+    })
 }
 
 /// Adds one slot digit to the index; `false` when it is a non-zero rank-extension digit.

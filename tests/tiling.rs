@@ -226,11 +226,38 @@ fn t12_sub_byte_and_counter_examples() {
 }
 
 #[test]
+fn large_dimensions_use_the_digit_path() {
+    // Σ D beyond the crate's table limit: the mixed-radix digits are computed per index.
+    let (rows, cols) = (70_000u64, 300u64);
+    let s = tiled(PrimitiveType::F32, &[70_000, 300], &[1, 0], &[&[8, 128]]);
+    let m = map(&s);
+    let tiles_per_row = cols.div_ceil(128);
+    assert_eq!(m.storage_slots(), rows.div_ceil(8) * 8 * tiles_per_row * 128);
+    let mut x = 88_172_645_463_325_252u64;
+    for _ in 0..20_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let (i, j) = (x % rows, (x >> 32) % cols);
+        let expected = (i / 8) * tiles_per_row * 1024 + (j / 128) * 1024 + (i % 8) * 128 + j % 128;
+        let index = [i64::try_from(i).unwrap(), i64::try_from(j).unwrap()];
+        assert_eq!(m.slot(&index).unwrap(), Slot(expected));
+        let mut batch = [Slot(0)];
+        m.slots(&[index], &mut batch).unwrap();
+        assert_eq!(batch[0], Slot(expected));
+        assert_eq!(m.index_of_slot(Slot(expected)).unwrap(), Some(index.to_vec()));
+    }
+    // Column 300..384 of the last tile column is padding.
+    assert_eq!(m.index_of_slot(Slot(2 * 1024 + 300 - 256)).unwrap(), None);
+}
+
+#[test]
 fn unchecked_bounds_never_panics() {
     for s in [
         tiled(PrimitiveType::F32, &[3, 5], &[1, 0], &[&[2, 2]]),
         tiled(PrimitiveType::F32, &[2, 7, 8], &[2, 1, 0], &[&[STAR, 2, 3]]),
         tiled(PrimitiveType::F32, &[8, 256], &[1, 0], &[&[8, 128], &[3, 1]]),
+        tiled(PrimitiveType::F32, &[70_000, 3, 2], &[2, 1, 0], &[&[8, 2]]),
     ] {
         let m = map(&s);
         for index in [&[-1, 5, 7][..], &[i64::MAX, i64::MIN, -3], &[], &[1]] {
