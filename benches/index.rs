@@ -90,9 +90,11 @@ fn multi_to_slot(c: &mut Criterion) {
     let combined =
         PhysicalMap::new(shape(&[8, 128, 1024], &[2, 1, 0], &[&[8, i64::MIN, 128]]).as_array().unwrap()).unwrap();
     let idx2 = indices::<2>(&[1000, 1000]);
-    g.bench_function("rank2_untiled_batch_checked", |b| b.iter(|| untiled.slots(black_box(&idx2), &mut out).unwrap()));
+    g.bench_function("rank2_untiled_batch_checked", |b| {
+        b.iter(|| untiled.slots(black_box(&idx2), &mut out).unwrap());
+    });
     g.bench_function("rank2_tiled_8x128_batch_checked", |b| {
-        b.iter(|| tiled.slots(black_box(&idx2), &mut out).unwrap())
+        b.iter(|| tiled.slots(black_box(&idx2), &mut out).unwrap());
     });
     g.bench_function("rank2_tiled_8x128_partial_batch_checked", |b| {
         b.iter(|| odd.slots(black_box(&idx2), &mut out).unwrap());

@@ -378,9 +378,8 @@ impl PhysicalMap {
         if steps.is_empty() {
             return Some(Forward::Strided);
         }
-        let (ranges, steps): (Box<[(usize, usize)]>, Box<[Step]>) = (ranges.into(), steps.into());
         if self.bounds.iter().sum::<u64>() > TABLE_LIMIT {
-            return Some(Forward::Digits { ranges, steps });
+            return Some(Forward::Digits { ranges: ranges.into(), steps: steps.into() });
         }
         let mut starts = Vec::with_capacity(rank);
         let mut offsets = Vec::new();

@@ -23,7 +23,7 @@
 //! The slot of an element is the row-major position of its expanded index in the final
 //! expanded shape; [`crate::physical::PhysicalMap`] precomputes that mapping.
 //!
-//! Invariant of a [`Plan`] (what makes the hot path safe without checks): every extent of every
+//! Invariant of a resolved plan (what makes the hot path safe without checks): every extent of every
 //! stage, and the product of the final extents, were computed with checked arithmetic. The
 //! product of a stage's extents never decreases from one stage to the next (`ceil(s/t)·t ≥ s`,
 //! merging keeps the product), so every intermediate value of an in-bounds index is below the

@@ -1,4 +1,4 @@
-//! IndexUtil semantics, iteration and bitcast predicates (vectors.md §1, §6 groups 61–64, §9 S1,
+//! `IndexUtil` semantics, iteration and bitcast predicates (vectors.md §1, §6 groups 61–64, §9 S1,
 //! §10 X5–X7).
 
 use std::cmp::Ordering;
@@ -26,7 +26,8 @@ fn a(s: &ShapeBuf) -> ArrayShape<'_> {
 #[test]
 fn groups_1_to_6_linear_indices() {
     // vectors.md groups 1–6.
-    let cases: &[(&[i64], &[i64], &[(&[i64], i64)])] = &[
+    type Case<'a> = (&'a [i64], &'a [i64], &'a [(&'a [i64], i64)]);
+    let cases: &[Case<'_>] = &[
         (&[100], &[0], &[(&[42], 42)]),
         (&[10, 20], &[0, 1], &[(&[0, 0], 0), (&[9, 19], 199), (&[3, 5], 53)]),
         (&[10, 20], &[1, 0], &[(&[0, 0], 0), (&[9, 19], 199), (&[3, 5], 65)]),

@@ -1,5 +1,7 @@
 //! Nested tiling and the physical map (vectors.md §7 T1–T12), checked against an independent
 //! brute-force model that materializes the buffer by explicit tile expansion.
+// The model follows the spec's one-letter notation (S, E, t, …).
+#![allow(clippy::many_single_char_names)]
 
 use proptest::prelude::*;
 use xla_shape::error::LayoutProblem;
@@ -301,7 +303,7 @@ fn expand(shape: &[usize], index: &[usize], tile: &[i64]) -> (Vec<usize>, Vec<us
     while k < t.len() {
         if t[k] == STAR {
             let (p, q) = (off + k, off + k + 1);
-            e[q] = e[p] * s[q] + e[q];
+            e[q] += e[p] * s[q];
             s[q] *= s[p];
             s.remove(p);
             e.remove(p);
