@@ -9,7 +9,8 @@ golden fixtures in tests/fixtures (shape_protos.jsonl / layout_protos.jsonl `inp
 content, as libFuzzer names them, so re-running is idempotent and duplicates collapse.
 
 Input formats (see fuzz/src/lib.rs): `decode` = one selector byte (0 ShapeProto, 1 LayoutProto,
-2 ProgramShapeProto, 3 HloModuleProto) followed by the serialized message; `text` = the string.
+2 ProgramShapeProto, 3 HloModuleProto) followed by the serialized message; `text` = the string;
+`index` = choices read byte by byte (a few fixed patterns seed it).
 """
 
 import hashlib
@@ -98,6 +99,8 @@ def main():
         write("text", text.encode("utf-8"))
     for record in jsonl("layouts.jsonl"):
         write("text", record["input"].encode("utf-8"))
+    for i in range(16):
+        write("index", bytes((i * 37 + k * 11) % 256 for k in range(48)))
 
 
 if __name__ == "__main__":

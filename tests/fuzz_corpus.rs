@@ -57,3 +57,8 @@ fn decode_corpus() {
 fn text_corpus() {
     replay("text", checks::text);
 }
+
+#[test]
+fn index_corpus() {
+    replay("index", checks::index);
+}

@@ -12,9 +12,12 @@
 use std::fmt::Debug;
 
 use xla_shape::codec::{self, Decoded, XlaMessage};
-use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
+use xla_shape::physical::{PhysicalMap, Slot};
+use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto, TileProto};
 use xla_shape::validate::{self, LayoutMode};
-use xla_shape::{Layout, PrimitiveType, Shape, hlo, text, util};
+use xla_shape::{
+    ArrayShape, Dim, Layout, PrimitiveType, Shape, ShapeBuf, bitcast, hlo, index, padding, size, text, util,
+};
 
 /// Target `decode`: bytes → strict and lenient decode → validate (both modes) → print → parse →
 /// encode → compare (spec README P4, P6, P8, P19).
@@ -143,6 +146,7 @@ pub fn check_shape(proto: &ShapeProto) {
     assert_eq!(shape.to_string(), printed, "the view prints differently from the raw proto");
     let _ = text::describe(shape).to_string();
     check_util(shape);
+    check_sizes(shape);
 
     // Text round trips (text-format.md §6). Without layouts, any valid shape comes back with the
     // same dimensions; with layouts, a strictly valid one comes back in XLA form.
@@ -290,4 +294,172 @@ fn parse_layout_text(input: &str) {
         }
     }
     check_layout(proto);
+}
+
+/// Target `index`: the bytes build a valid array shape (any element type, rank ≤ 6, small
+/// dimensions, any permutation, nested tiles with `*` and rank extension, element sizes, tail
+/// padding, legacy padding) and an index; then index → slot → index, linear ⇄ multi-index, and
+/// for small shapes every slot of the buffer.
+pub fn index(data: &[u8]) {
+    let mut bytes = Bytes(data);
+    let Some(shape) = array_from_bytes(&mut bytes) else { return };
+    let Some(array) = shape.as_array() else { return };
+    check_sizes(shape.view());
+    let Ok(map) = PhysicalMap::new(array) else { return };
+    let dims = array.dimensions();
+    let elements: u64 = dims.iter().map(|&d| d.unsigned_abs()).product();
+    let index: Vec<i64> = dims.iter().map(|&d| if d > 0 { i64::from(bytes.next()) % d } else { 0 }).collect();
+    if elements > 0 {
+        check_element(array, &map, &index);
+    } else {
+        assert!(map.slot(&index).is_err(), "a zero-element array has a slot for {index:?}");
+    }
+    // Out of bounds, negative, and wrong-length indices are errors.
+    if let Some((d, &bound)) = dims.iter().enumerate().last() {
+        let mut beyond = index.clone();
+        beyond[d] = bound;
+        assert!(map.slot(&beyond).is_err(), "{shape}: {beyond:?} is out of bounds");
+        beyond[d] = -1;
+        assert!(map.slot(&beyond).is_err(), "{shape}: {beyond:?} is negative");
+    }
+    assert!(map.slot(&[0; 7]).is_err(), "{shape}: an index of rank 7 has a slot");
+    assert!(map.index_of_slot(Slot(map.storage_slots())).is_err(), "{shape}: a slot beyond the buffer");
+    // Small buffers: every slot maps back to the element that maps to it, and exactly
+    // `elements` slots hold one.
+    if map.storage_slots() <= 4096 {
+        let mut held = 0u64;
+        for slot in 0..map.storage_slots() {
+            let found = map.index_of_slot(Slot(slot)).expect("a slot below storage_slots");
+            if let Some(found) = found {
+                assert_eq!(map.slot(&found).ok(), Some(Slot(slot)), "{shape}: slot {slot} → {found:?} → another slot");
+                held += 1;
+            }
+        }
+        assert_eq!(held, elements, "{shape}: {held} slots hold an element, but it has {elements} elements");
+    }
+}
+
+/// One in-bounds element: slot round trip, bit offset, and the untiled linear index round trip.
+fn check_element(array: ArrayShape<'_>, map: &PhysicalMap, index: &[i64]) {
+    let slot = map.slot(index).unwrap_or_else(|e| panic!("{array}: {index:?} has no slot: {e}"));
+    assert!(slot.get() < map.storage_slots(), "{array}: slot {slot} beyond {}", map.storage_slots());
+    assert_eq!(
+        map.index_of_slot(slot).ok().flatten().as_deref(),
+        Some(index),
+        "{array}: slot {slot} maps back elsewhere"
+    );
+    assert_eq!(xla_shape::physical::physical_slot(array, index).ok(), Some(slot), "{array}: one-shot slot differs");
+    assert_eq!(map.bit_offset(index).ok(), Some(slot.get() * map.bits_per_slot()), "{array}: bit offset");
+    assert!(index::index_in_bounds(array, index), "{array}: {index:?} not in bounds");
+    if let Ok(linear) = index::multidimensional_index_to_linear_index(array, index) {
+        let back = index::linear_index_to_multidimensional_index(array, linear);
+        assert_eq!(back.as_deref().ok(), Some(index), "{array}: linear {linear} maps back elsewhere");
+    }
+    let mut bumped = index.to_vec();
+    let _ = index::bump_indices(array, &mut bumped);
+}
+
+/// Reads the fuzzer's bytes, then zeros when they run out.
+struct Bytes<'a>(&'a [u8]);
+
+impl Bytes<'_> {
+    fn next(&mut self) -> u8 {
+        let Some((&first, rest)) = self.0.split_first() else { return 0 };
+        self.0 = rest;
+        first
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        usize::from(self.next()) % n.max(1)
+    }
+
+    fn pick<T: Copy>(&mut self, choices: &[T]) -> T {
+        choices[self.below(choices.len())]
+    }
+}
+
+const TILE_ENTRIES: [i64; 8] = [1, 2, 3, 4, 8, 128, i64::MIN, 2];
+
+/// A strictly valid array shape built from the bytes, or `None` when the choices do not validate
+/// (say, a legacy padding together with tiles).
+fn array_from_bytes(bytes: &mut Bytes<'_>) -> Option<ShapeBuf> {
+    let arrays: Vec<PrimitiveType> = PrimitiveType::ALL.iter().copied().filter(|t| t.is_array()).collect();
+    let element_type = bytes.pick(&arrays);
+    let rank = bytes.below(7);
+    let dimensions: Vec<i64> = (0..rank).map(|_| i64::from(bytes.next() % 9)).collect();
+    let is_dynamic_dimension: Vec<bool> = (0..rank).map(|_| bytes.next() % 8 == 0).collect();
+    let mut minor_to_major: Vec<i64> = (0..rank).map(|d| d as i64).collect();
+    for i in (1..rank).rev() {
+        minor_to_major.swap(i, bytes.below(i + 1));
+    }
+    let tiles = (0..bytes.below(3))
+        .map(|_| TileProto { dimensions: (0..=bytes.below(rank + 1)).map(|_| bytes.pick(&TILE_ENTRIES)).collect() })
+        .collect();
+    let element_size_in_bits = bytes.pick(&[0, 0, 1, 2, 4, 8, 3, 32]);
+    let tail_padding_alignment_in_elements = bytes.pick(&[1, 1, 0, 2, 3, 8]);
+    let padded_dimensions = if bytes.next() % 4 == 0 {
+        dimensions.iter().map(|&d| d + i64::from(bytes.next() % 3)).collect()
+    } else {
+        vec![]
+    };
+    let layout = LayoutProto {
+        minor_to_major,
+        tiles,
+        element_size_in_bits,
+        tail_padding_alignment_in_elements,
+        padded_dimensions,
+        ..LayoutProto::default()
+    };
+    let proto = ShapeProto {
+        element_type: element_type.into(),
+        dimensions,
+        is_dynamic_dimension,
+        layout: Some(Box::new(layout)),
+        ..ShapeProto::default()
+    };
+    ShapeBuf::try_from_proto(proto).ok()
+}
+
+/// The size, padding, iteration and bitcast functions of one valid shape: none may panic, and the
+/// physical model agrees with itself.
+fn check_sizes(shape: Shape<'_>) {
+    let _ = size::byte_size_of(shape, 8);
+    let _ = size::byte_size_of_elements_recursive(shape);
+    let Some(array) = shape.array_or_buffer() else { return };
+    let _ = size::elements_in(array);
+    let _ = size::byte_size_of_elements(array);
+    let _ = size::array_size(array);
+    let _ = size::array_data_size(array);
+    let _ = size::max_elements_in_per_split(array);
+    let _ = size::unpacked_byte_strides(array);
+    let _ = size::byte_strides(array);
+    let _ = padding::padded_extents(array);
+    let _ = padding::padding_fill(array);
+    let _ = xla_shape::tiling::expanded_shape(array);
+    for d in 0..array.rank() {
+        let _ = size::max_split_size(array, Dim(d));
+        let _ = index::dimension_stride(array, Dim(d));
+    }
+    let _ = bitcast::reshape_is_bitcast(array, array, false);
+    let _ = bitcast::is_reshape_or_transpose_bitcast(array, array, false);
+    if let Ok(map) = PhysicalMap::new(array) {
+        assert_eq!(size::storage_slots(array).ok(), Some(map.storage_slots()), "{array}: storage slots differ");
+        assert_eq!(size::storage_bytes(array).ok(), Some(map.storage_bytes()), "{array}: storage bytes differ");
+        let first = vec![0; array.rank()];
+        if array.dimensions().iter().all(|&d| d > 0) {
+            check_element(array, &map, &first);
+            let last: Vec<i64> = array.dimensions().iter().map(|&d| d - 1).collect();
+            check_element(array, &map, &last);
+        }
+        if map.storage_slots() > 0 {
+            let _ = map.index_of_slot(Slot(map.storage_slots() - 1));
+        }
+    }
+    if let Ok(mut indices) = index::Indices::in_layout_order(array) {
+        for _ in 0..64 {
+            if indices.next_index().is_none() {
+                break;
+            }
+        }
+    }
 }
