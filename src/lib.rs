@@ -9,6 +9,7 @@ pub mod error;
 pub mod hlo;
 pub mod index;
 pub mod layout;
+pub mod limits;
 pub mod make;
 pub mod padding;
 pub mod physical;

@@ -315,7 +315,7 @@ pub fn index(data: &[u8]) {
         assert!(map.slot(&index).is_err(), "a zero-element array has a slot for {index:?}");
     }
     // Out of bounds, negative, and wrong-length indices are errors.
-    if let Some((d, &bound)) = dims.iter().enumerate().last() {
+    if let Some((d, &bound)) = dims.iter().enumerate().next_back() {
         let mut beyond = index.clone();
         beyond[d] = bound;
         assert!(map.slot(&beyond).is_err(), "{shape}: {beyond:?} is out of bounds");
@@ -388,7 +388,7 @@ fn array_from_bytes(bytes: &mut Bytes<'_>) -> Option<ShapeBuf> {
     let rank = bytes.below(7);
     let dimensions: Vec<i64> = (0..rank).map(|_| i64::from(bytes.next() % 9)).collect();
     let is_dynamic_dimension: Vec<bool> = (0..rank).map(|_| bytes.next() % 8 == 0).collect();
-    let mut minor_to_major: Vec<i64> = (0..rank).map(|d| d as i64).collect();
+    let mut minor_to_major: Vec<i64> = (0..7).take(rank).collect();
     for i in (1..rank).rev() {
         minor_to_major.swap(i, bytes.below(i + 1));
     }

@@ -192,9 +192,19 @@ pub(crate) struct Found<'a, 'b> {
     pub(crate) input: &'a str,
 }
 
+/// The longest token quoted whole in an error; a longer one (a 10 MB identifier or number) is
+/// cut and ends in `…`, so an error message never grows with the input.
+const FOUND_LIMIT: usize = 48;
+
 impl fmt::Display for Found<'_, '_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = self.input.get(self.token.start..self.token.end).unwrap_or("");
+        let whole = self.input.get(self.token.start..self.token.end).unwrap_or("");
+        let cut = (0..=whole.len().min(FOUND_LIMIT)).rev().find(|&i| whole.is_char_boundary(i)).unwrap_or(0);
+        let (text, ellipsis) = match whole.get(..cut) {
+            Some(head) if cut < whole.len() => (head, "…"),
+            _ => (whole, ""),
+        };
+        let text = format_args!("{text}{ellipsis}");
         match self.token.kind {
             Kind::Eof => f.write_str("end of input"),
             Kind::Invalid(what) => write!(f, "{what} `{text}`"),

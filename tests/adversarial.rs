@@ -1,0 +1,475 @@
+//! Hostile inputs get a typed error, and large valid inputs the right answer, each within 64 MB of
+//! heap and (in release builds) 100 ms.
+//!
+//! Every case runs through [`guarded`]: the global allocator of this test binary is capped at
+//! 64 MB above what was live before the case (an allocation beyond it aborts the binary with
+//! "memory allocation of N bytes failed"), and the cases take a lock, so no other test of this
+//! binary allocates at the same time. The heap cap holds in any build.
+//!
+//! Each operation on a hostile or large input goes through [`timed`]. Its wall time is asserted
+//! only in release builds (`cargo test --release --test adversarial`), where the slowest one (a
+//! 10 MB string lexed to the end) takes about half the budget; the best of three runs counts, so
+//! a busy machine does not fail the test. Debug builds only run the operation.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use xla_shape::codec::{self, Decoded};
+use xla_shape::error::{NonCanonicalKind, WireType};
+use xla_shape::make::{self, LayoutSpec};
+use xla_shape::physical::{PhysicalMap, Slot};
+use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
+use xla_shape::validate::{LayoutMode, validate_shape};
+use xla_shape::{Dim, Error, PrimitiveType, Shape, index, size, text, util};
+
+#[global_allocator]
+static HEAP: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
+
+const HEAP_BUDGET: usize = 64 * 1024 * 1024;
+const TIME_BUDGET: Duration = Duration::from_millis(100);
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Runs one case under the heap cap, with no other case of this binary running.
+fn guarded<T>(case: &str, run: impl FnOnce() -> T) -> T {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    HEAP.set_limit(HEAP.allocated() + HEAP_BUDGET).unwrap_or_else(|()| panic!("{case}: cannot set the cap"));
+    let result = run();
+    HEAP.set_limit(usize::MAX).unwrap_or_else(|()| panic!("{case}: cannot lift the cap"));
+    result
+}
+
+/// Runs one operation; in release builds, asserts that the best of up to three runs is within
+/// the time budget.
+fn timed<T>(operation: &str, mut run: impl FnMut() -> T) -> T {
+    let mut best = Duration::MAX;
+    for _ in 0..3 {
+        let start = Instant::now();
+        let result = run();
+        best = best.min(start.elapsed());
+        if cfg!(debug_assertions) || best < TIME_BUDGET {
+            return result;
+        }
+    }
+    panic!("{operation}: took {best:?}, more than {TIME_BUDGET:?}");
+}
+
+fn hex(text: &str) -> Vec<u8> {
+    text.split_whitespace().map(|b| u8::from_str_radix(b, 16).expect("hex byte")).collect()
+}
+
+/// Strict and lenient decoding of a `ShapeProto` both fail with [`Error::Decode`].
+fn assert_decode_error(case: &str, bytes: &[u8]) {
+    guarded(case, || {
+        let strict = timed(case, || codec::decode::<ShapeProto>(bytes).map(drop));
+        let lenient = timed(case, || codec::decode_lenient::<ShapeProto>(bytes).map(drop));
+        for result in [strict, lenient] {
+            assert!(matches!(result, Err(Error::Decode { message: "ShapeProto", .. })), "{case}: {result:?}");
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The wire.
+
+#[test]
+fn truncated_varints() {
+    for bytes in ["10", "10 80", "10 0b 1a 80", "10 0b 1a 01 80", "80", "22 80"] {
+        assert_decode_error(&format!("truncated varint {bytes}"), &hex(bytes));
+    }
+}
+
+#[test]
+fn over_long_varints() {
+    // More than ten bytes, or a tenth byte beyond bit 63: invalid.
+    for bytes in
+        ["10 80 80 80 80 80 80 80 80 80 80 00", "10 ff ff ff ff ff ff ff ff ff 02", "80 80 80 80 80 80 80 80 80 80 01"]
+    {
+        assert_decode_error(&format!("over-long varint {bytes}"), &hex(bytes));
+    }
+    // Longer than needed but valid: strict decoding reports it, lenient decoding keeps the value
+    // and says re-encoding changes the bytes.
+    let bytes = hex("10 8b 80 00");
+    guarded("valid over-long varint", || {
+        let strict = codec::decode::<ShapeProto>(&bytes[..]);
+        assert!(
+            matches!(strict, Err(Error::NonCanonical { field_number: 2, kind: NonCanonicalKind::OverlongVarint, .. })),
+            "{strict:?}"
+        );
+        let Decoded { message, report } = codec::decode_lenient::<ShapeProto>(&bytes[..]).unwrap();
+        assert_eq!(message.element_type, 11);
+        assert!(report.is_lossless() && !report.is_canonical());
+    });
+}
+
+#[test]
+fn wire_types_6_and_7() {
+    for bytes in ["0e", "0f", "16", "17", "10 0b fe 06", "10 0b ff 06"] {
+        assert_decode_error(&format!("wire type {bytes}"), &hex(bytes));
+    }
+}
+
+#[test]
+fn groups() {
+    // A known field written as a group, an end without a start, an unterminated group, a
+    // mismatched end: not protobuf.
+    for bytes in ["13 14", "1c", "9c 06", "9b 06", "9b 06 08 01", "9b 06 a4 06"] {
+        assert_decode_error(&format!("group {bytes}"), &hex(bytes));
+    }
+    // A well-formed group of an unknown field: strict decoding rejects it, lenient decoding
+    // reports it (groups are skipped whole, nested content included).
+    let bytes = hex("10 0b 9b 06 08 01 a3 06 a4 06 9c 06");
+    guarded("unknown group", || {
+        let strict = codec::decode::<ShapeProto>(&bytes[..]);
+        assert!(
+            matches!(strict, Err(Error::UnknownField { field_number: 99, wire_type: WireType::StartGroup, .. })),
+            "{strict:?}"
+        );
+        let Decoded { message, report } = codec::decode_lenient::<ShapeProto>(&bytes[..]).unwrap();
+        assert_eq!(message.to_string(), "f32[]");
+        assert_eq!(report.unknown_fields.len(), 1, "{report:?}");
+        assert_eq!(report.unknown_fields[0].wire_type, WireType::StartGroup);
+    });
+}
+
+#[test]
+fn field_number_0() {
+    for bytes in ["00", "02 00", "05 00 00 00 00", "01 00 00 00 00 00 00 00 00", "10 0b 00 00"] {
+        assert_decode_error(&format!("field 0 {bytes}"), &hex(bytes));
+    }
+}
+
+#[test]
+fn claimed_lengths_of_2_gib() {
+    // The cap would abort the test if any of these allocated what the length claims.
+    for bytes in [
+        "22 80 80 80 80 08",
+        "1a 80 80 80 80 08 01",
+        "2a ff ff ff ff 07 0a",
+        "9a 06 ff ff ff ff 07",
+        "9a 06 ff ff ff ff ff ff ff ff ff 01",
+        "10 0b 2a 06 0a 80 80 80 80 08",
+    ] {
+        assert_decode_error(&format!("2 GiB length {bytes}"), &hex(bytes));
+    }
+    let program = hex("1a 80 80 80 80 08 78");
+    guarded("2 GiB parameter name", || {
+        let result = codec::decode::<ProgramShapeProto>(&program[..]);
+        assert!(matches!(result, Err(Error::Decode { .. })), "{result:?}");
+    });
+}
+
+/// `levels` tuples nested in one another on the wire, around `()`.
+fn nested_tuple_bytes(levels: usize) -> Vec<u8> {
+    let mut bytes = vec![0x10, 0x0d];
+    for _ in 0..levels {
+        let mut outer = vec![0x10, 0x0d, 0x22];
+        xla_shape::prost::encoding::encode_varint(bytes.len() as u64, &mut outer);
+        outer.extend_from_slice(&bytes);
+        bytes = outer;
+    }
+    bytes
+}
+
+/// `levels` tuples nested in one another in memory, around `()`.
+fn nested_tuple(levels: usize) -> ShapeProto {
+    let mut shape = ShapeProto { element_type: PrimitiveType::TUPLE.into(), ..ShapeProto::default() };
+    for _ in 0..levels {
+        shape = ShapeProto {
+            element_type: PrimitiveType::TUPLE.into(),
+            tuple_shapes: vec![shape],
+            ..ShapeProto::default()
+        };
+    }
+    shape
+}
+
+#[test]
+fn nesting_2000_deep() {
+    assert_decode_error("2000 nested tuples", &nested_tuple_bytes(2000));
+    let groups: Vec<u8> = std::iter::repeat_n([0x9b, 0x06], 2000).flatten().collect();
+    assert_decode_error("2000 nested groups", &groups);
+
+    // Built in memory, deeper than any decoder allows: every entry point stops at MAX_DEPTH.
+    // (prost's derived Clone and PartialEq recurse without a limit, so the test avoids them.)
+    let mut deep = nested_tuple(2000);
+    guarded("2000 nested tuples in memory", || {
+        for mode in [LayoutMode::Strict, LayoutMode::Optional] {
+            let result = validate_shape(&deep, mode);
+            assert!(matches!(result, Err(Error::TooDeep { limit: 64, .. })), "{result:?}");
+        }
+        let printed = deep.to_string();
+        assert!(printed.starts_with("((((") && printed.contains("..."), "{printed}");
+        let before = codec::encode(&deep);
+        assert!(matches!(codec::to_xla_form(&mut deep), Err(Error::TooDeep { limit: 64, .. })));
+        assert_eq!(codec::encode(&deep), before, "a failed conversion leaves the message as it was");
+    });
+
+    let text = format!("{}f32[]{}", "(".repeat(2000), ")".repeat(2000));
+    guarded("2000 nested tuples as text", || {
+        for result in [
+            timed("2000 nested tuples as text", || text::parse_shape(&text).map(drop)),
+            timed("2000 nested tuples as text, raw", || text::parse_shape_raw(&text).map(drop)),
+        ] {
+            assert!(matches!(result, Err(Error::TooDeep { limit: 64, .. })), "{result:?}");
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ten-megabyte strings.
+
+const TEN_MB: usize = 10 * 1024 * 1024;
+
+#[test]
+fn ten_megabyte_parameter_name() {
+    // A valid program shape whose one parameter name is 10 MB long decodes, validates and prints
+    // with the whole name (the right answer; strings are not limited).
+    let name = "x".repeat(TEN_MB);
+    let program = ProgramShapeProto {
+        parameters: vec![make::make_scalar_shape(PrimitiveType::F32).unwrap().into_proto()],
+        result: Some(make::make_scalar_shape(PrimitiveType::F32).unwrap().into_proto()),
+        parameter_names: vec![name],
+    };
+    let bytes = codec::encode(&program);
+    guarded("10 MB parameter name", || {
+        let decoded: ProgramShapeProto = timed("10 MB parameter name", || codec::decode(&bytes[..])).unwrap();
+        assert_eq!(decoded.parameter_names[0].len(), TEN_MB);
+        let view = xla_shape::ProgramShape::try_new(&decoded).unwrap();
+        assert_eq!(view.parameter_names()[0].len(), TEN_MB);
+    });
+    let mut invalid_utf8 = bytes.clone();
+    let last = invalid_utf8.len() - 1;
+    invalid_utf8[last - 1] = 0xff;
+    guarded("10 MB parameter name, invalid UTF-8", || {
+        let result = timed("10 MB invalid UTF-8", || codec::decode::<ProgramShapeProto>(&invalid_utf8[..]));
+        assert!(matches!(result, Err(Error::Decode { .. })), "{result:?}");
+    });
+}
+
+/// A parse error whose message stays short, however long the input.
+fn assert_short_parse_error(case: &str, result: Result<(), Error>) {
+    let Err(error @ Error::Parse { .. }) = result else { panic!("{case}: {result:?}") };
+    let message = error.to_string();
+    assert!(message.len() < 1024, "{case}: a {} byte message", message.len());
+}
+
+#[test]
+fn ten_megabyte_strings() {
+    let identifier = "x".repeat(TEN_MB);
+    guarded("10 MB identifier", || {
+        assert_short_parse_error("shape", timed("shape", || text::parse_shape(&identifier).map(drop)));
+        assert_short_parse_error("raw shape", timed("raw shape", || text::parse_shape_raw(&identifier).map(drop)));
+        assert_short_parse_error("layout", timed("layout", || text::parse_layout(&identifier).map(drop)));
+    });
+    let number = format!("f32[{}]", "9".repeat(TEN_MB));
+    guarded("10 MB number", || {
+        assert_short_parse_error("number", timed("number", || text::parse_shape(&number).map(drop)))
+    });
+    let element_type = format!("f32{}[2]", "3".repeat(TEN_MB));
+    guarded("10 MB element type", || {
+        assert_short_parse_error("type", timed("type", || text::parse_shape(&element_type).map(drop)));
+    });
+    let open = "(".repeat(TEN_MB);
+    guarded("10 MB of (", || {
+        let result = timed("10 MB of (", || text::parse_shape(&open));
+        assert!(matches!(result, Err(Error::TooDeep { limit: 64, .. })), "{result:?}");
+    });
+    let unterminated = format!("f32[2]/*{}", " ".repeat(TEN_MB));
+    guarded("10 MB unterminated comment", || {
+        assert_short_parse_error("comment", timed("comment", || text::parse_shape(&unterminated).map(drop)));
+    });
+    let trailing = format!("f32[2]{}", "x".repeat(TEN_MB));
+    guarded("10 MB after a shape", || {
+        assert_short_parse_error("trailing", timed("trailing", || text::parse_shape(&trailing).map(drop)));
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// XLA's crash inputs (validation.md §4, text-format.md §7, and every `crashed` fixture).
+
+#[test]
+fn xla_text_crash_inputs_are_errors() {
+    let spec = [
+        "f32[2]{0:L(0)}",
+        "f32[2]{0:L(-3)}",
+        "f32[2,3]{1,0:T(-2,128)}",
+        "token[1]",
+        "opaque[2]",
+        "token[]{:T(2)}",
+        "opaque[]{:S(1)}",
+    ];
+    for input in spec {
+        guarded(input, || {
+            for result in [text::parse_shape_raw(input).map(drop), text::parse_shape(input).map(drop)] {
+                assert!(matches!(result, Err(Error::Parse { .. })), "{input}: {result:?}");
+            }
+        });
+    }
+    for input in ["{1,0:L(0)}", "{0:T(-2)}", "{1,0:L(-3)}"] {
+        guarded(input, || {
+            let result = text::parse_layout_raw(input);
+            assert!(matches!(result, Err(Error::Parse { .. })), "{input}: {result:?}");
+        });
+    }
+}
+
+/// The inputs real XLA crashed on, from the fixtures (`status` = `crashed`).
+fn crashed_fixtures(file: &str) -> Vec<String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(file);
+    let text = std::fs::read_to_string(path).expect("fixture file");
+    text.lines()
+        .filter(|line| line.contains(r#""status": "crashed""#))
+        .map(|line| {
+            let field = |key: &str| {
+                let start = line.find(&format!(r#""{key}": ""#))? + key.len() + 5;
+                Some(line[start..].split('"').next()?.to_owned())
+            };
+            field("input").unwrap_or_else(|| {
+                // `depth_N`: N-1 tuples around `f32[]` (tests/fixtures/README.md).
+                let n: usize = field("category").and_then(|c| c.strip_prefix("depth_")?.parse().ok()).expect("depth");
+                format!("{}f32[]{}", "(".repeat(n - 1), ")".repeat(n - 1))
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn xla_crash_fixtures_are_errors() {
+    let shapes = crashed_fixtures("shapes.jsonl");
+    assert_eq!(shapes.len(), 20);
+    for input in &shapes {
+        guarded(input, || {
+            let result = text::parse_shape_raw(input);
+            assert!(matches!(result, Err(Error::Parse { .. } | Error::TooDeep { .. })), "{input}: {result:?}");
+        });
+    }
+    let layouts = crashed_fixtures("layouts.jsonl");
+    assert_eq!(layouts.len(), 3);
+    for input in &layouts {
+        guarded(input, || assert!(matches!(text::parse_layout_raw(input), Err(Error::Parse { .. })), "{input}"));
+    }
+}
+
+#[test]
+fn xla_api_crash_inputs_are_errors() {
+    let f32_2x3 = make::make_shape(PrimitiveType::F32, &[2, 3]).unwrap();
+    let a = f32_2x3.as_array().unwrap();
+    guarded("validation.md §4 rows 19-29", || {
+        // 19: an out-of-range index.
+        assert!(matches!(
+            index::multidimensional_index_to_linear_index(a, &[2, 0]),
+            Err(Error::IndexOutOfBounds { dimension: 0, index: 2, bound: 2 })
+        ));
+        // 20: a linear index past the end, and any on a zero-element array.
+        assert!(matches!(index::linear_index_to_multidimensional_index(a, 6), Err(Error::OutOfRange { .. })));
+        let empty = make::make_shape(PrimitiveType::F32, &[0, 3]).unwrap();
+        assert!(index::linear_index_to_multidimensional_index(empty.as_array().unwrap(), 0).is_err());
+        // 21: negative indices are never in bounds.
+        assert!(!index::index_in_bounds(a, &[-1, 0]));
+        // 22: a dimension number out of range.
+        assert!(util::get_dimension(a, -3).is_err());
+        assert_eq!(util::get_dimension(a, -1).unwrap(), 3);
+        // 23: the byte size of a non-array type.
+        assert_eq!(size::byte_size_of_primitive_type(PrimitiveType::TUPLE), None);
+        // 24: the element count with an unbounded dimension.
+        let unbounded = make::make_shape_dynamic(PrimitiveType::F32, &[i64::MIN, 3], &[true, false]).unwrap();
+        assert!(matches!(size::elements_in(unbounded.as_array().unwrap()), Err(Error::UnboundedDimension { .. })));
+        // 25: a tile of higher rank than the shape extends it with size-1 dimensions.
+        let wide =
+            make::make_shape_with_layout(PrimitiveType::F32, &[4], &LayoutSpec::new(&[0]).tiles(&[&[2, 2]])).unwrap();
+        let map = PhysicalMap::new(wide.as_array().unwrap()).unwrap();
+        assert_eq!(map.slot(&[3]).unwrap(), Slot(5));
+        // 26: array_size with a combine tile entry.
+        let combined = make::make_shape_with_layout(
+            PrimitiveType::F32,
+            &[2, 3],
+            &LayoutSpec::new(&[1, 0]).tiles(&[&[i64::MIN, 4]]),
+        )
+        .unwrap();
+        assert!(size::array_size(combined.as_array().unwrap()).is_ok());
+        // 27: an increment of 0 would loop forever.
+        assert!(matches!(
+            index::for_each_index(a, &[0, 0], &[2, 3], &[1, 0], |_| true),
+            Err(Error::InvalidArgument(_))
+        ));
+        // 28: a shape without a layout uses the default descending one.
+        let proto = ShapeProto { element_type: 11, dimensions: vec![2, 3], ..ShapeProto::default() };
+        let no_layout = Shape::try_new_optional_layout(&proto).unwrap().as_array().unwrap();
+        assert_eq!(index::multidimensional_index_to_linear_index(no_layout, &[1, 2]).unwrap(), 5);
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Large valid inputs: accepted, with the right answer.
+
+#[test]
+fn rank_5000_of_size_1() {
+    let made = make::make_shape(PrimitiveType::F32, &vec![1; 5000]).unwrap();
+    let ones = vec!["1"; 5000].join(",");
+    let order: Vec<String> = (0..5000).rev().map(|d: usize| d.to_string()).collect();
+    let expected = format!("f32[{ones}]{{{}}}", order.join(","));
+    let bytes = codec::encode(made.proto());
+    guarded("rank 5000", || {
+        let proto: ShapeProto = timed("decode rank 5000", || codec::decode(&bytes[..])).unwrap();
+        let shape = timed("validate rank 5000", || Shape::try_new(&proto)).unwrap();
+        let printed = timed("print rank 5000", || shape.to_string());
+        assert_eq!(printed, expected);
+        assert_eq!(timed("parse rank 5000", || text::parse_shape(&printed)).unwrap().proto(), &proto);
+        let array = shape.as_array().unwrap();
+        assert_eq!(size::elements_in(array).unwrap(), 1);
+        assert_eq!(size::byte_size_of_elements(array).unwrap(), 4);
+        let origin = vec![0; 5000];
+        let map = timed("map rank 5000", || PhysicalMap::new(array)).unwrap();
+        assert_eq!(map.slot(&origin).unwrap(), Slot(0));
+        assert_eq!(index::multidimensional_index_to_linear_index(array, &origin).unwrap(), 0);
+        assert_eq!(util::true_num_dimensions(array), 0);
+        assert_eq!(util::get_dimension(array, -1).unwrap(), 1);
+        assert!(util::equal(shape, shape));
+    });
+}
+
+#[test]
+fn tuple_of_10000_elements() {
+    let element = make::make_shape(PrimitiveType::S32, &[2]).unwrap();
+    let made = make::make_tuple_shape(&vec![element; 10_000]).unwrap();
+    let bytes = codec::encode(made.proto());
+    guarded("10 000-element tuple", || {
+        let proto: ShapeProto = timed("decode 10 000 elements", || codec::decode(&bytes[..])).unwrap();
+        let shape = timed("validate 10 000 elements", || Shape::try_new(&proto)).unwrap();
+        assert_eq!(shape.as_tuple().unwrap().len(), 10_000);
+        let printed = timed("print 10 000 elements", || shape.to_string());
+        assert!(printed.starts_with("(s32[2]{0}, s32[2]{0}, s32[2]{0}, s32[2]{0}, s32[2]{0}, /*index=5*/s32[2]{0}, "));
+        assert_eq!(printed.matches("/*index=").count(), 1999);
+        assert_eq!(timed("parse 10 000 elements", || text::parse_shape(&printed)).unwrap().proto(), &proto);
+        assert_eq!(size::byte_size_of(shape, 8).unwrap(), 80_000);
+        assert!(timed("equal 10 000 elements", || util::equal(shape, shape)));
+        assert_eq!(timed("encode 10 000 elements", || codec::encode(&proto)), bytes);
+    });
+}
+
+#[test]
+fn layout_with_2000_tiles() {
+    let tiles = vec![&[1i64, 1][..]; 2000];
+    let made =
+        make::make_shape_with_layout(PrimitiveType::F32, &[4, 4], &LayoutSpec::new(&[1, 0]).tiles(&tiles)).unwrap();
+    let bytes = codec::encode(made.proto());
+    let expected = format!("f32[4,4]{{1,0:T{}}}", "(1,1)".repeat(2000));
+    guarded("2000 tiles", || {
+        let proto: ShapeProto = timed("decode 2000 tiles", || codec::decode(&bytes[..])).unwrap();
+        let shape = timed("validate 2000 tiles", || Shape::try_new(&proto)).unwrap();
+        let printed = timed("print 2000 tiles", || shape.to_string());
+        assert_eq!(printed, expected);
+        assert_eq!(timed("parse 2000 tiles", || text::parse_shape(&printed)).unwrap().proto(), &proto);
+        let array = shape.as_array().unwrap();
+        let map = timed("map 2000 tiles", || PhysicalMap::new(array)).unwrap();
+        assert_eq!(map.storage_slots(), 16);
+        assert_eq!(map.slot(&[3, 2]).unwrap(), Slot(14));
+        assert_eq!(map.index_of_slot(Slot(14)).unwrap(), Some(vec![3, 2]));
+        assert_eq!(size::array_size(array).unwrap(), 64);
+        assert_eq!(util::get_dimension(array, 0).unwrap(), 4);
+        let layout: &LayoutProto = proto.layout.as_deref().unwrap();
+        assert_eq!(text::parse_layout(&text::layout_to_string(layout)).unwrap().proto(), layout);
+        assert_eq!(util::minor(shape.as_array().unwrap().layout().unwrap(), 0).unwrap(), Dim(1));
+    });
+}
