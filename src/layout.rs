@@ -5,6 +5,18 @@
 //! `element_size_in_bits` packs sub-byte elements, `tail_padding_alignment_in_elements` rounds the
 //! slot count up, and the legacy `padded_dimensions` pad each logical dimension at its end.
 
+// Reached by untrusted input: no panicking operation without a stated reason (tests are exempt).
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::arithmetic_side_effects
+    )
+)]
+
 use std::fmt;
 
 use crate::error::{Error, Result};
@@ -51,6 +63,7 @@ impl MinorToMajor<'_> {
     /// # Panics
     ///
     /// If `k` is not below [`len`](Self::len).
+    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // documented: k < len, as for a slice
     pub fn minor(&self, k: usize) -> Dim {
         match *self {
             // Validated: entries are in 0..n.
@@ -67,6 +80,7 @@ impl MinorToMajor<'_> {
     /// # Panics
     ///
     /// If `p` is not below [`len`](Self::len).
+    #[allow(clippy::arithmetic_side_effects)] // documented: p < len, as for a slice
     pub fn major(&self, p: usize) -> Dim {
         self.minor(self.len() - 1 - p)
     }

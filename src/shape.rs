@@ -19,6 +19,18 @@
 //!    `minor_to_major`, tiles of positive sizes or `*`, legacy padding no smaller than the
 //!    dimensions, no sparse fields).
 
+// Reached by untrusted input: no panicking operation without a stated reason (tests are exempt).
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::arithmetic_side_effects
+    )
+)]
+
 use std::fmt;
 
 use crate::error::{Error, Result};
@@ -133,6 +145,7 @@ impl<'a> Shape<'a> {
     }
 
     /// What kind of shape this is.
+    #[allow(clippy::indexing_slicing)] // a validated buffer has exactly one tuple shape
     pub fn kind(&self) -> ShapeKind<'a> {
         match self.element_type {
             PrimitiveType::TUPLE => ShapeKind::Tuple(TupleShape { proto: self.proto }),
@@ -298,6 +311,7 @@ impl<'a> ArrayShape<'a> {
     /// # Panics
     ///
     /// If `dim` is not below the rank.
+    #[allow(clippy::indexing_slicing)] // documented: dim < rank, as for a slice
     pub fn dimension(&self, dim: Dim) -> i64 {
         self.proto.dimensions[dim.0]
     }

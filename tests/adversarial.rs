@@ -264,7 +264,7 @@ fn ten_megabyte_strings() {
     });
     let number = format!("f32[{}]", "9".repeat(TEN_MB));
     guarded("10 MB number", || {
-        assert_short_parse_error("number", timed("number", || text::parse_shape(&number).map(drop)))
+        assert_short_parse_error("number", timed("number", || text::parse_shape(&number).map(drop)));
     });
     let element_type = format!("f32{}[2]", "3".repeat(TEN_MB));
     guarded("10 MB element type", || {

@@ -46,6 +46,7 @@ fn normalize_dimension(rank: usize, dimension: i64) -> Option<Dim> {
 ///
 /// As [`get_dimension_number`].
 #[doc(alias = "GetDimension")]
+#[allow(clippy::indexing_slicing)] // get_dimension_number returned d < rank
 pub fn get_dimension(array: ArrayShape<'_>, dimension: i64) -> Result<i64> {
     let Dim(d) = get_dimension_number(array, dimension)?;
     Ok(array.dimensions()[d])
@@ -61,6 +62,7 @@ pub fn get_dimension(array: ArrayShape<'_>, dimension: i64) -> Result<i64> {
 /// assert_eq!(dimension_letter(3, -1), Some('x'));
 /// assert_eq!(dimension_letter(5, 0), None);
 /// ```
+#[allow(clippy::arithmetic_side_effects)] // rank is 2..=4 and d < rank
 pub fn dimension_letter(rank: usize, dimension: i64) -> Option<char> {
     const LETTERS: [char; 4] = ['p', 'z', 'y', 'x'];
     if !(2..=4).contains(&rank) {
@@ -148,6 +150,8 @@ pub fn delete_dimension(dimension: Dim, array: ArrayShape<'_>) -> Result<ShapeBu
 /// [`Error::DimensionOutOfRange`] for a dimension not below the rank; [`Error::InvalidArgument`]
 /// for a dimension listed twice.
 #[doc(alias = "DeleteDimensions")]
+// d < rank for every logical dimension of a validated shape; `kept` counts at most rank.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 pub fn delete_dimensions(dimensions: &[Dim], array: ArrayShape<'_>) -> Result<ShapeBuf> {
     let rank = array.rank();
     let mut deleted = vec![false; rank];
@@ -237,6 +241,7 @@ fn append_dimension(bound: i64, array: ArrayShape<'_>, end: End) -> Result<Shape
 ///
 /// A bound XLA rejects (negative, or a size overflow).
 #[doc(alias = "PrependMajorDimension")]
+#[allow(clippy::arithmetic_side_effects)] // d < rank, a slice length
 pub fn prepend_major_dimension(bound: i64, array: ArrayShape<'_>) -> Result<ShapeBuf> {
     let mut sources = vec![Source::New(bound)];
     sources.extend((0..array.rank()).map(Source::Old));
@@ -275,6 +280,7 @@ pub fn insert_dimension_at_index(array: ArrayShape<'_>, index: usize, bound: i64
 ///
 /// [`Error::DimensionOutOfRange`] for `index > rank` (XLA: CHECK); a bound XLA rejects.
 #[doc(alias = "InsertDimensionsAtIndex")]
+#[allow(clippy::arithmetic_side_effects)] // sums of two slice lengths (index ≤ rank, k = bounds.len())
 pub fn insert_dimensions_at_index(array: ArrayShape<'_>, index: usize, bounds: &[i64]) -> Result<ShapeBuf> {
     let n = array.rank();
     if index > n {
@@ -313,6 +319,7 @@ pub fn insert_dimensions_at_index(array: ArrayShape<'_>, index: usize, bounds: &
 ///
 /// [`Error::InvalidArgument`] when `permutation` is not a permutation of `0..rank`.
 #[doc(alias = "PermuteDimensions")]
+#[allow(clippy::indexing_slicing)] // inverse_permutation checked a permutation of 0..rank; d < rank
 pub fn permute_dimensions(permutation: &[usize], array: ArrayShape<'_>) -> Result<ShapeBuf> {
     let inverse = inverse_permutation(permutation, array.rank())?;
     let sources: Vec<Source> = permutation.iter().map(|&d| Source::Old(d)).collect();
@@ -360,6 +367,7 @@ pub fn permute_dimensions_ignoring_layout(permutation: &[usize], array: ArraySha
 ///
 /// [`Error::InvalidArgument`] when `permutation` is not a permutation of `0..rank`.
 #[doc(alias = "ReorderLogicalDimensions")]
+#[allow(clippy::indexing_slicing)] // inverse_permutation checked a permutation of 0..rank; d < rank
 pub fn reorder_logical_dimensions(array: ArrayShape<'_>, permutation: &[usize]) -> Result<ShapeBuf> {
     inverse_permutation(permutation, array.rank())?;
     let sources: Vec<Source> = permutation.iter().map(|&d| Source::Old(d)).collect();
@@ -377,6 +385,7 @@ pub fn reorder_logical_dimensions(array: ArrayShape<'_>, permutation: &[usize]) 
 /// assert!(util::is_effectively_most_major_dimension(s.as_array().unwrap(), Dim(2)));
 /// ```
 #[doc(alias = "IsEffectivelyMostMajorDimension")]
+#[allow(clippy::indexing_slicing)] // minor_to_major of a validated shape holds dimensions < rank
 pub fn is_effectively_most_major_dimension(array: ArrayShape<'_>, dimension: Dim) -> bool {
     for Dim(major) in array.minor_to_major().iter().rev() {
         if major == dimension.0 {

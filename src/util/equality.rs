@@ -172,7 +172,7 @@ impl LayoutEqual {
             && (self.ignore_physical_shape
                 || match (&l.physical_shape, &r.physical_shape) {
                     (None, None) => true,
-                    (Some(a), Some(b)) => ShapeEqual::new().shapes_at(a, b, level + 1),
+                    (Some(a), Some(b)) => ShapeEqual::new().shapes_at(a, b, level.saturating_add(1)),
                     _ => false,
                 })
             && (self.ignore_legacy_padding
@@ -352,14 +352,17 @@ impl ShapeEqual {
         if l.element_type == TUPLE {
             return r.element_type == TUPLE
                 && l.tuple_shapes.len() == r.tuple_shapes.len()
-                && l.tuple_shapes.iter().zip(&r.tuple_shapes).all(|(a, b)| self.shapes_at(a, b, level + 1));
+                && l.tuple_shapes
+                    .iter()
+                    .zip(&r.tuple_shapes)
+                    .all(|(a, b)| self.shapes_at(a, b, level.saturating_add(1)));
         }
         if l.element_type == BUFFER || r.element_type == BUFFER {
             if !self.ignore_buffer && l.element_type != r.element_type {
                 return false;
             }
             return match (buffer_array(l), buffer_array(r)) {
-                (Some(a), Some(b)) => Self::new().shapes_at(a, b, level + 1),
+                (Some(a), Some(b)) => Self::new().shapes_at(a, b, level.saturating_add(1)),
                 _ => false,
             };
         }

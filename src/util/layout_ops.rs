@@ -56,6 +56,7 @@ pub fn major(layout: Layout<'_>, position: usize) -> Result<Dim> {
 /// assert_eq!(util::make_logical_to_physical(l.view()), [1, 0, 2]);
 /// ```
 #[doc(alias = "MakeLogicalToPhysical")]
+#[allow(clippy::arithmetic_side_effects)] // k enumerates minor_to_major, so k < n
 pub fn make_logical_to_physical(layout: Layout<'_>) -> Vec<usize> {
     let m2m = layout.minor_to_major();
     let n = m2m.len();
@@ -219,7 +220,7 @@ pub fn are_dimensions_consecutive(layout: Layout<'_>, dimensions: &[Dim]) -> Res
         })
         .collect::<Result<Vec<_>>>()?;
     positions.sort_unstable();
-    Ok(positions.windows(2).all(|w| w[1] == w[0] + 1))
+    Ok(positions.windows(2).all(|w| matches!(w, [a, b] if a.checked_add(1) == Some(*b))))
 }
 
 /// `LayoutUtil::HasLayout`: every array (or buffer) in the shape has a layout. True for the empty
@@ -285,6 +286,9 @@ pub fn memory_space(shape: Shape<'_>) -> i64 {
 /// [`Error::InvalidArgument`] for a negative (or unbounded) dimension; [`Error::InvalidLayout`]
 /// for a `*` in the most minor tile position; [`Error::Overflow`] when merging overflows.
 #[doc(alias = "IsUntiledLayout")]
+// Lengths: `shape` is extended to at least the tile rank first. Division: validated tile entries
+// are positive once `combine` removed the `*` entries.
+#[allow(clippy::arithmetic_side_effects)]
 pub fn is_untiled_layout<'a>(tiles: impl IntoIterator<Item = Tile<'a>>, physical_dimensions: &[i64]) -> Result<bool> {
     if let Some(&d) = physical_dimensions.iter().find(|&&d| d < 0) {
         return Err(Error::InvalidArgument(format!("is_untiled_layout needs static dimensions, found {d}")));
@@ -313,6 +317,8 @@ pub fn is_untiled_layout<'a>(tiles: impl IntoIterator<Item = Tile<'a>>, physical
 }
 
 /// Merges each `*` entry's dimension into the next more minor one (spec §4.1 step 4).
+// `sizes` and `tile` have the same length, and `k + 1` is checked against it before use.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn combine(sizes: &mut Vec<i64>, tile: &mut Vec<i64>) -> Result<()> {
     let mut k = 0;
     while k < tile.len() {
@@ -392,7 +398,8 @@ fn copy_at(src: Shape<'_>, dst: Shape<'_>, level: usize) -> Result<ShapeProto> {
             if s.len() != d.len() {
                 return Err(cannot_copy("tuple element count differs"));
             }
-            let elements = s.iter().zip(d.iter()).map(|(s, d)| copy_at(s, d, level + 1)).collect::<Result<_>>()?;
+            let elements =
+                s.iter().zip(d.iter()).map(|(s, d)| copy_at(s, d, level.saturating_add(1))).collect::<Result<_>>()?;
             Ok(wrap(PrimitiveType::TUPLE, elements))
         }
         (None, None) => copy_leaf(src, dst),
@@ -442,7 +449,7 @@ fn layouts_equal_at(lhs: Shape<'_>, rhs: Shape<'_>, level: usize) -> bool {
     }
     if let Some(l) = lhs.as_tuple() {
         return rhs.as_tuple().is_some_and(|r| {
-            l.len() == r.len() && l.iter().zip(r.iter()).all(|(l, r)| layouts_equal_at(l, r, level + 1))
+            l.len() == r.len() && l.iter().zip(r.iter()).all(|(l, r)| layouts_equal_at(l, r, level.saturating_add(1)))
         });
     }
     let Some(l) = lhs.array_or_buffer() else { return true };

@@ -34,6 +34,18 @@
 //! assert_eq!(util::delete_dimension(Dim(1), s.as_array().unwrap()).unwrap().to_string(), "f32[10,1000]{1,0}");
 //! ```
 
+// Reached by untrusted input: no panicking operation without a stated reason (tests are exempt).
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::arithmetic_side_effects
+    )
+)]
+
 mod construction;
 mod dimensions;
 mod equality;
@@ -69,7 +81,7 @@ fn to_xla_form(shape: &mut ShapeProto, level: usize) {
         layout_to_xla_form(layout);
     }
     for element in &mut shape.tuple_shapes {
-        to_xla_form(element, level + 1);
+        to_xla_form(element, level.saturating_add(1));
     }
 }
 
@@ -101,7 +113,8 @@ fn map_arrays_at(
         ShapeKind::Array(array) => f(array),
         ShapeKind::Buffer(array) => Ok(wrap(PrimitiveType::BUFFER, vec![f(array)?])),
         ShapeKind::Tuple(tuple) => {
-            let elements = tuple.iter().map(|e| map_arrays_at(e, f, level + 1)).collect::<Result<Vec<_>>>()?;
+            let elements =
+                tuple.iter().map(|e| map_arrays_at(e, f, level.saturating_add(1))).collect::<Result<Vec<_>>>()?;
             Ok(wrap(PrimitiveType::TUPLE, elements))
         }
         ShapeKind::Token | ShapeKind::Opaque => Ok(shape.proto().clone()),
@@ -132,9 +145,9 @@ fn fold_leaves(shape: Shape<'_>, leaf: &dyn Fn(Shape<'_>) -> bool, all: bool, le
         Some(tuple) => {
             let mut elements = tuple.iter();
             if all {
-                elements.all(|e| fold_leaves(e, leaf, all, level + 1))
+                elements.all(|e| fold_leaves(e, leaf, all, level.saturating_add(1)))
             } else {
-                elements.any(|e| fold_leaves(e, leaf, all, level + 1))
+                elements.any(|e| fold_leaves(e, leaf, all, level.saturating_add(1)))
             }
         }
         None => leaf(shape),
