@@ -18,6 +18,7 @@ use xla_shape::codec::{self, Decoded};
 use xla_shape::error::{NonCanonicalKind, WireType};
 use xla_shape::make::{self, LayoutSpec};
 use xla_shape::physical::{PhysicalMap, Slot};
+use xla_shape::prost::Message;
 use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
 use xla_shape::validate::{LayoutMode, validate_shape};
 use xla_shape::{Dim, Error, PrimitiveType, Shape, index, size, text, util};
@@ -471,5 +472,167 @@ fn layout_with_2000_tiles() {
         let layout: &LayoutProto = proto.layout.as_deref().unwrap();
         assert_eq!(text::parse_layout(&text::layout_to_string(layout)).unwrap().proto(), layout);
         assert_eq!(util::minor(shape.as_array().unwrap().layout().unwrap(), 0).unwrap(), Dim(1));
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nothing is lost: every unknown field, at every depth and of every wire type, is reported.
+
+/// An unknown field of each wire type (field numbers the schema does not use), as bytes.
+const UNKNOWN: [(u32, WireType, &str); 5] = [
+    (99, WireType::Varint, "98 06 2a"),
+    (100, WireType::Fixed64, "a1 06 01 02 03 04 05 06 07 08"),
+    (101, WireType::Len, "aa 06 03 0a 0b 0c"),
+    (102, WireType::StartGroup, "b3 06 08 01 b4 06"),
+    (103, WireType::Fixed32, "bd 06 01 02 03 04"),
+];
+
+/// A length-delimited field `number` holding `payload`.
+fn submessage(number: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    xla_shape::prost::encoding::encode_key(number, xla_shape::prost::encoding::WireType::LengthDelimited, &mut out);
+    xla_shape::prost::encoding::encode_varint(payload.len() as u64, &mut out);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// `message` encoded with `extra` appended to its own fields.
+fn with_extra(message: &impl xla_shape::prost::Message, extra: &[u8]) -> Vec<u8> {
+    let mut out = message.encode_to_vec();
+    out.extend_from_slice(extra);
+    out
+}
+
+/// `(f32[4]{0:T(2)SC(0:1)}, s32[])` encoded canonically, with `extra[site]` at the end of each
+/// of its messages: the root, both tuple elements, the first element's layout, its tile and its
+/// split config. prost encodes each field on its own, so the encodings of messages holding
+/// disjoint sets of fields, concatenated in field-number order, are the canonical encoding; the
+/// unknown field numbers (99 and up) come last in every message.
+fn shape_with_unknowns(extra: &[Vec<u8>; 6]) -> (ShapeProto, Vec<u8>) {
+    let shape = make::make_tuple_shape(&[
+        make::make_shape_with_layout(
+            PrimitiveType::F32,
+            &[4],
+            &LayoutSpec::new(&[0]).tiles(&[&[2]]).split_config(0, &[1]),
+        )
+        .unwrap(),
+        make::make_scalar_shape(PrimitiveType::S32).unwrap(),
+    ])
+    .unwrap()
+    .into_proto();
+    let [root, first, second, layout, tile, split] = extra;
+    let array = &shape.tuple_shapes[0];
+    let l = array.layout.as_deref().unwrap();
+    let layout_bytes = [
+        LayoutProto { minor_to_major: l.minor_to_major.clone(), ..LayoutProto::default() }.encode_to_vec(),
+        submessage(6, &with_extra(&l.tiles[0], tile)),
+        LayoutProto { minor_to_major: vec![], tiles: vec![], split_configs: vec![], ..l.clone() }.encode_to_vec(),
+        submessage(17, &with_extra(&l.split_configs[0], split)),
+        layout.clone(),
+    ]
+    .concat();
+    let first_bytes = [
+        ShapeProto { layout: None, is_dynamic_dimension: vec![], ..array.clone() }.encode_to_vec(),
+        submessage(5, &layout_bytes),
+        ShapeProto { is_dynamic_dimension: array.is_dynamic_dimension.clone(), ..ShapeProto::default() }
+            .encode_to_vec(),
+        first.clone(),
+    ]
+    .concat();
+    let bytes = [
+        ShapeProto { tuple_shapes: vec![], ..shape.clone() }.encode_to_vec(),
+        submessage(4, &first_bytes),
+        submessage(4, &with_extra(&shape.tuple_shapes[1], second)),
+        root.clone(),
+    ]
+    .concat();
+    (shape, bytes)
+}
+
+const SITES: [&str; 6] = [
+    "",
+    "tuple_shapes[0]",
+    "tuple_shapes[1]",
+    "tuple_shapes[0].layout",
+    "tuple_shapes[0].layout.tiles[0]",
+    "tuple_shapes[0].layout.split_configs[0]",
+];
+
+#[test]
+fn unknown_fields_are_never_dropped_silently() {
+    let (plain, plain_bytes) = shape_with_unknowns(&Default::default());
+    assert_eq!(plain_bytes, codec::encode(&plain), "the construction is canonical");
+    // One unknown field at one site, for every site and wire type.
+    for (site, path) in SITES.iter().enumerate() {
+        for (number, wire_type, field) in UNKNOWN {
+            let mut extra: [Vec<u8>; 6] = Default::default();
+            extra[site] = hex(field);
+            let (_, bytes) = shape_with_unknowns(&extra);
+            guarded(path, || {
+                let strict = codec::decode::<ShapeProto>(&bytes[..]).unwrap_err();
+                let Error::UnknownField { path: found, field_number, wire_type: found_type } = strict else {
+                    panic!("{path} {number}: {strict:?}")
+                };
+                assert_eq!((found.as_str(), field_number, found_type), (*path, number, wire_type));
+                let Decoded { message, report } = codec::decode_lenient::<ShapeProto>(&bytes[..]).unwrap();
+                assert_eq!(message, plain, "{path} {number}: the known fields decode as without it");
+                let reported: Vec<_> =
+                    report.unknown_fields.iter().map(|f| (f.path.as_str(), f.field_number, f.wire_type)).collect();
+                assert_eq!(reported, [(*path, number, wire_type)], "{path} {number}");
+                assert!(!report.is_lossless());
+                assert_ne!(codec::encode(&message), bytes);
+            });
+        }
+    }
+    // All of them at once: every one is reported, in input order.
+    let all = UNKNOWN.iter().map(|(_, _, field)| hex(field)).collect::<Vec<_>>().concat();
+    let (_, bytes) = shape_with_unknowns(&std::array::from_fn(|_| all.clone()));
+    guarded("every site, every wire type", || {
+        let Decoded { message, report } = codec::decode_lenient::<ShapeProto>(&bytes[..]).unwrap();
+        assert_eq!(message, plain);
+        let reported: Vec<_> = report.unknown_fields.iter().map(|f| (f.path.as_str(), f.field_number)).collect();
+        let mut expected: Vec<_> = Vec::new();
+        for path in [SITES[4], SITES[5], SITES[3], SITES[1], SITES[2], SITES[0]] {
+            expected.extend(UNKNOWN.iter().map(|&(number, _, _)| (path, number)));
+        }
+        assert_eq!(reported, expected);
+        assert_eq!(report.omitted_unknown_fields, 0);
+    });
+    // More than the report lists: the rest are counted, never dropped.
+    let many = hex(UNKNOWN[0].2).repeat(codec::MAX_REPORTED + 10);
+    let bytes = with_extra(&plain, &many);
+    guarded("more unknown fields than the report lists", || {
+        let report = codec::decode_lenient::<ShapeProto>(&bytes[..]).unwrap().report;
+        assert_eq!(report.unknown_fields.len() + report.omitted_unknown_fields, codec::MAX_REPORTED + 10);
+    });
+}
+
+#[test]
+fn unknown_fields_in_program_shapes_and_layouts() {
+    let scalar = make::make_scalar_shape(PrimitiveType::F32).unwrap().into_proto();
+    let (number, wire_type, field) = UNKNOWN[3];
+    let mut bytes =
+        with_extra(&ProgramShapeProto { parameter_names: vec!["x".into()], ..Default::default() }, &hex(field));
+    bytes.extend(submessage(1, &with_extra(&scalar, &hex(field))));
+    bytes.extend(submessage(2, &with_extra(&scalar, &hex(field))));
+    guarded("program shape", || {
+        let Decoded { message, report } = codec::decode_lenient::<ProgramShapeProto>(&bytes[..]).unwrap();
+        assert_eq!(message.to_string(), "(x: f32[]) -> f32[]");
+        let reported: Vec<_> =
+            report.unknown_fields.iter().map(|f| (f.path.as_str(), f.field_number, f.wire_type)).collect();
+        assert_eq!(
+            reported,
+            [("", number, wire_type), ("parameters[0]", number, wire_type), ("result", number, wire_type)]
+        );
+        assert!(matches!(codec::decode::<ProgramShapeProto>(&bytes[..]), Err(Error::UnknownField { .. })));
+    });
+    let layout = with_extra(&LayoutProto { minor_to_major: vec![1, 0], ..Default::default() }, &hex(field));
+    guarded("layout", || {
+        let report = codec::decode_lenient::<LayoutProto>(&layout[..]).unwrap().report;
+        assert_eq!(report.unknown_fields.len(), 1);
+        assert!(matches!(
+            codec::decode::<LayoutProto>(&layout[..]),
+            Err(Error::UnknownField { field_number: 102, .. })
+        ));
     });
 }
