@@ -7,6 +7,7 @@ use xla_shape::Shape;
 use xla_shape::hlo::{self, HloMessage, ShapeSite};
 
 use crate::args::{HloArgs, HloType};
+use crate::cmd::decode;
 use crate::fail::{Failure, Status};
 use crate::input;
 use crate::output::{self, Reply};
@@ -67,11 +68,36 @@ fn reply(kind_of: HloType, bytes: &[u8], compact: bool, name: &str) -> Result<Re
             "error": error,
         }));
     }
+    let findings = hlo::wire_reports(bytes, message(kind_of))?;
+    let (mut unknown, mut non_canonical) = (Vec::new(), Vec::new());
+    let (mut omitted_unknown, mut omitted_non_canonical) = (0, 0);
+    for found in &findings {
+        for line in found.report.to_string().lines() {
+            lines.push(format!("{} / {line}", found.site));
+        }
+        let (u, n) = decode::report_json(&found.report);
+        let with_site = |list: Value| match list {
+            Value::Array(items) => items
+                .into_iter()
+                .map(|mut item| {
+                    item["site"] = json!(found.site);
+                    item
+                })
+                .collect::<Vec<_>>(),
+            _ => Vec::new(),
+        };
+        unknown.extend(with_site(u));
+        non_canonical.extend(with_site(n));
+        omitted_unknown += found.report.omitted_unknown_fields;
+        omitted_non_canonical += found.report.omitted_non_canonical;
+    }
     let breakdown = counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
     let summary = format!(
-        "{name}summary: {} shapes ({breakdown}), {} invalid",
+        "{name}summary: {} shapes ({breakdown}), {} invalid, {} unknown fields, {} non-canonical encodings",
         shapes.len(),
-        invalid.len()
+        invalid.len(),
+        unknown.len() + omitted_unknown,
+        non_canonical.len() + omitted_non_canonical,
     );
     lines.push(summary.clone());
     let json = json!({
@@ -81,6 +107,8 @@ fn reply(kind_of: HloType, bytes: &[u8], compact: bool, name: &str) -> Result<Re
         "counts": counts,
         "total": shapes.len(),
         "invalid": invalid.len(),
+        "unknown_fields": unknown,
+        "non_canonical": non_canonical,
     });
     let error = (!invalid.is_empty()).then(|| format!("{} invalid shape(s); first: {}", invalid.len(), invalid[0]));
     let text = if compact { summary } else { lines.join("\n") };
