@@ -103,10 +103,9 @@ pub struct ShapeWireReport {
 pub fn wire_reports(bytes: &[u8], message: HloMessage) -> Result<Vec<ShapeWireReport>> {
     let module = match message {
         HloMessage::Module => view::HloModuleShapeBytes::decode(bytes).map_err(decode_error("HloModuleProto"))?,
-        HloMessage::Proto => view::HloProtoShapeBytes::decode(bytes)
-            .map_err(decode_error("HloProto"))?
-            .hlo_module
-            .unwrap_or_default(),
+        HloMessage::Proto => {
+            view::HloProtoShapeBytes::decode(bytes).map_err(decode_error("HloProto"))?.hlo_module.unwrap_or_default()
+        }
         HloMessage::Snapshot => view::HloSnapshotShapeBytes::decode(bytes)
             .map_err(decode_error("HloSnapshot"))?
             .hlo

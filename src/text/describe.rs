@@ -167,12 +167,7 @@ fn sizes(array: ArrayShape<'_>, d: &mut Description) {
     d.push(
         "storage",
         or_na(crate::physical::PhysicalMap::new(array).map(|map| {
-            format!(
-                "{} slots of {} bits = {} bytes",
-                map.storage_slots(),
-                map.bits_per_slot(),
-                map.storage_bytes()
-            )
+            format!("{} slots of {} bits = {} bytes", map.storage_slots(), map.bits_per_slot(), map.storage_bytes())
         })),
     );
 }

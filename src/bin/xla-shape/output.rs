@@ -59,7 +59,7 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
     out.flush().map_err(|e| Failure::invalid(format!("cannot write to stdout: {e}")))
 }
 
-fn warn(prefix: &str, warnings: &[String]) {
+pub fn warn(prefix: &str, warnings: &[String]) {
     let mut err = io::stderr().lock();
     for w in warnings {
         // Nothing more can be done when stderr is closed.
@@ -71,9 +71,7 @@ fn warn(prefix: &str, warnings: &[String]) {
 pub fn emit(reply: &Reply, json: bool) -> Result<Status, Failure> {
     warn("", &reply.warnings);
     let mut text = if json { reply.json.to_string() } else { reply.text.clone() };
-    if !text.is_empty() || json {
-        text.push('\n');
-    }
+    text.push('\n');
     write_stdout(text.as_bytes())?;
     match &reply.error {
         Some(error) => Err(Failure::invalid(shorten(error))),

@@ -25,7 +25,8 @@ const ROW: usize = 16;
 /// tiles line up), else [`ROW`].
 fn row_length(array: ArrayShape<'_>) -> usize {
     let tile = array.layout().and_then(|l| l.tiles().next());
-    let elements = tile.and_then(|t| t.dimensions().iter().try_fold(1i64, |acc, &d| (d > 0).then(|| acc.saturating_mul(d))));
+    let elements =
+        tile.and_then(|t| t.dimensions().iter().try_fold(1i64, |acc, &d| (d > 0).then(|| acc.saturating_mul(d))));
     match elements.and_then(|n| usize::try_from(n).ok()) {
         Some(n @ 2..=64) => n,
         _ => ROW,
@@ -76,7 +77,13 @@ struct Drawing {
     json: Value,
 }
 
-fn memory(array: ArrayShape<'_>, map: &PhysicalMap, letters: bool, pad: &str, compact: bool) -> Result<Drawing, Failure> {
+fn memory(
+    array: ArrayShape<'_>,
+    map: &PhysicalMap,
+    letters: bool,
+    pad: &str,
+    compact: bool,
+) -> Result<Drawing, Failure> {
     let dims = array.dimensions();
     let mut cells = Vec::new();
     let mut slots_json = Vec::new();
@@ -189,7 +196,8 @@ fn reply(loaded: LoadedShape, args: &MapArgs, compact: bool) -> Result<Reply, Fa
     let drawing = if args.grid { grid(array, &map, compact)? } else { memory(array, &map, letters, &pad, compact)? };
     let shape = loaded.shape.to_string();
     let padding_value = array.layout().filter(|_| padding::is_padded(array)).map(|l| {
-        PaddingValue::try_from(l.padding_value()).map_or_else(|_| l.padding_value().to_string(), |v| v.as_str_name().to_owned())
+        PaddingValue::try_from(l.padding_value())
+            .map_or_else(|_| l.padding_value().to_string(), |v| v.as_str_name().to_owned())
     });
     let mut header = format!(
         "{shape}: {slots} slot{} of {} bits ({} bytes)",

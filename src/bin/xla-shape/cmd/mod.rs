@@ -37,7 +37,9 @@ pub fn load_shape(source: &crate::args::ShapeSourceArgs, text: Option<&str>) -> 
     match (input::shape_from_source(source)?, text) {
         (Some(loaded), None) => Ok(loaded),
         (None, Some(text)) => input::shape_from_text(text),
-        (Some(_), Some(_)) => Err(Failure::Usage("give the shape either as SHAPE or with --hex/--file, not both".into())),
+        (Some(_), Some(_)) => {
+            Err(Failure::Usage("give the shape either as SHAPE or with --hex/--file, not both".into()))
+        }
         (None, None) => Err(Failure::Usage("missing SHAPE (or --hex HEX, --file FILE)".into())),
     }
 }

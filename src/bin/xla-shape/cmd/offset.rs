@@ -17,7 +17,11 @@ fn parse_index(text: &str) -> Result<Vec<i64>, Failure> {
     text.split(',')
         .map(|entry| {
             entry.trim().parse::<i64>().map_err(|e| {
-                Failure::invalid(format!("invalid index `{}`: `{}` is not an integer ({e})", output::shorten(text), entry.trim()))
+                Failure::invalid(format!(
+                    "invalid index `{}`: `{}` is not an integer ({e})",
+                    output::shorten(text),
+                    entry.trim()
+                ))
             })
         })
         .collect()
@@ -47,11 +51,8 @@ fn operands(args: &LocateArgs) -> Result<(LoadedShape, Option<&str>), Failure> {
         };
         return Err(Failure::Usage(format!("expected {what}, found {} operands", args.operands.len())));
     }
-    let (shape_text, item) = if from_source {
-        (None, args.operands.first())
-    } else {
-        (args.operands.first(), args.operands.get(1))
-    };
+    let (shape_text, item) =
+        if from_source { (None, args.operands.first()) } else { (args.operands.first(), args.operands.get(1)) };
     let shape = cmd::load_shape(&args.source, shape_text.map(String::as_str))?;
     Ok((shape, item.map(String::as_str)))
 }

@@ -20,10 +20,12 @@ pub fn run(args: &BytesArgs) -> Result<Status, Failure> {
     }
     let bytes = input::read_message(args.file.as_deref(), args.hex)?;
     let reply = reply(args, &bytes);
-    if reply.error.is_some() && !args.output.json {
+    match (&reply.error, args.output.json) {
         // The error is the whole answer: on stderr, nothing on stdout.
-        output::emit(&Reply { text: String::new(), ..reply }, false)
-    } else {
-        output::emit(&reply, args.output.json)
+        (Some(error), false) => {
+            output::warn("", &reply.warnings);
+            Err(Failure::invalid(output::shorten(error)))
+        }
+        _ => output::emit(&reply, args.output.json),
     }
 }
