@@ -3,12 +3,13 @@
 //! CLI issue are cited as `// issue: …`; spec vectors as in the other tests.
 #![cfg(feature = "cli")]
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// The seed's padded example (vectors.md S8): f32[2,3], minor_to_major {0,1}, padded to [3,5],
-/// ZERO_PAD, DENSE.
+/// The seed's padded example (vectors.md S8): `f32[2,3]`, `minor_to_major {0,1}`, padded to
+/// `[3,5]`, `ZERO_PAD`, `DENSE`.
 const SEED_PADDED_HEX: &str = "100b1a0202032a0c0a0200011202030518012001";
 
 struct Output {
@@ -65,7 +66,10 @@ fn json(text: &str) -> serde_json::Value {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    bytes.iter().fold(String::new(), |mut out, b| {
+        let _ = write!(out, "{b:02x}");
+        out
+    })
 }
 
 fn unhex(text: &str) -> Vec<u8> {
@@ -84,7 +88,7 @@ fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
-/// A ShapeProto `f32[]` followed by an unknown length-delimited field 99 of `n` bytes.
+/// A `ShapeProto` `f32[]` followed by an unknown length-delimited field 99 of `n` bytes.
 fn big_shape(n: usize) -> Vec<u8> {
     let mut bytes = vec![0x10, 0x0b, 0x9a, 0x06];
     let mut len = n;
@@ -401,7 +405,7 @@ fn offset_and_index_lines() {
         out.stdout.lines().collect::<Vec<_>>(),
         ["0", "1", "3", "error: index 9 is out of bounds for dimension 0 of size 2", "7"]
     );
-    let slots: String = (0..15).map(|s| format!("{s}\n")).collect();
+    let slots = (0..15).map(|s| s.to_string()).collect::<Vec<_>>().join("\n");
     let out = ok(&["index", "--lines", "--file", "examples/data/seed_padded.pb"], slots.as_bytes());
     assert_eq!(
         out.stdout.lines().collect::<Vec<_>>(),
@@ -560,7 +564,7 @@ fn hlo_lists_every_shape_as_xla_prints_it() {
     assert!(out.stdout.contains("main / outfeed / outfeed_shape / f32[2,3]{1,0}\n"), "{}", out.stdout);
 }
 
-/// A length-delimited field 1 around `inner` (HloProto { hlo_module }, HloSnapshot { hlo }).
+/// A length-delimited field 1 around `inner` (`HloProto { hlo_module }`, `HloSnapshot { hlo }`).
 fn wrap(inner: &[u8]) -> Vec<u8> {
     let mut out = vec![0x0a];
     let mut len = inner.len();
@@ -616,7 +620,8 @@ fn hlo_failures_and_lines() {
     let text = std::fs::read(fixture("matmul.hlo.txt")).unwrap();
     fails(&["hlo"], &text, 1);
     // --lines: one file path per line, one summary line each.
-    let paths: String = MODULES.iter().map(|m| format!("{}\n", fixture(&format!("{m}.pb")).display())).collect();
+    let paths =
+        MODULES.iter().map(|m| fixture(&format!("{m}.pb")).display().to_string()).collect::<Vec<_>>().join("\n");
     let out = ok(&["hlo", "--lines"], paths.as_bytes());
     assert_eq!(out.stdout.lines().count(), MODULES.len());
     assert!(out.stdout.lines().all(|l| l.contains(".pb: summary: ")), "{}", out.stdout);

@@ -31,7 +31,7 @@ pub enum Command {
     Info(ShapeOnlyArgs),
     /// Draw the physical memory of a small array (at most 4096 slots).
     Map(MapArgs),
-    /// List and validate every shape in a serialized HloModuleProto (or HloProto, HloSnapshot).
+    /// List and validate every shape in a serialized `HloModuleProto` (or `HloProto`, `HloSnapshot`).
     Hlo(HloArgs),
 }
 
@@ -66,7 +66,7 @@ pub struct BytesArgs {
     /// The input is hex text (whitespace ignored). With --lines every line is hex.
     #[arg(long)]
     pub hex: bool,
-    /// Accept arrays without a layout (XLA's ValidateShapeWithOptionalLayout).
+    /// Accept arrays without a layout (XLA's `ValidateShapeWithOptionalLayout`).
     #[arg(long)]
     pub optional_layout: bool,
     #[command(flatten)]
@@ -94,14 +94,14 @@ pub struct EncodeArgs {
     pub string: Option<String>,
 }
 
-/// A serialized ShapeProto given instead of a SHAPE string: the only way to state what XLA text
+/// A serialized `ShapeProto` given instead of a SHAPE string: the only way to state what XLA text
 /// cannot express (legacy padding).
 #[derive(Debug, Args)]
 pub struct ShapeSourceArgs {
-    /// The shape as a serialized ShapeProto in hex, instead of a SHAPE string.
+    /// The shape as a serialized `ShapeProto` in hex, instead of a SHAPE string.
     #[arg(long = "hex", value_name = "HEX", conflicts_with = "file")]
     pub hex: Option<String>,
-    /// The shape as a serialized ShapeProto file, instead of a SHAPE string.
+    /// The shape as a serialized `ShapeProto` file, instead of a SHAPE string.
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
 }
@@ -160,7 +160,7 @@ pub enum HloType {
     Module,
     /// `xla.HloProto` (a module inside)
     Proto,
-    /// `xla.HloSnapshot` (an HloProto inside)
+    /// `xla.HloSnapshot` (an `HloProto` inside)
     Snapshot,
 }
 

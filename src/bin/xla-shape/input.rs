@@ -1,5 +1,5 @@
 //! Loading inputs: bytes from a file or stdin (capped), hex text, and shapes given as a string
-//! or as a serialized ShapeProto.
+//! or as a serialized `ShapeProto`.
 
 use std::fs::File;
 use std::io::{self, BufRead, Read};
@@ -99,7 +99,7 @@ pub struct LoadedShape {
     pub warnings: Vec<String>,
 }
 
-/// Decodes a serialized ShapeProto leniently and validates it with optional layouts (an array
+/// Decodes a serialized `ShapeProto` leniently and validates it with optional layouts (an array
 /// without a layout uses the default one, as every computation of the crate does).
 pub fn shape_from_bytes(bytes: &[u8]) -> Result<LoadedShape, Failure> {
     if bytes.is_empty() {

@@ -2,6 +2,8 @@
 //! element, padding shown as its fill), or with `--grid` the logical array with each element's
 //! slot. Every slot comes from the library's `PhysicalMap`; this module only lays out text.
 
+use std::fmt::Write as _;
+
 use serde_json::{Value, json};
 use xla_shape::padding::{self, Fill};
 use xla_shape::physical::{PhysicalMap, Slot};
@@ -89,19 +91,16 @@ fn memory(
     let mut slots_json = Vec::new();
     let mut legend = Vec::new();
     for s in 0..map.storage_slots() {
-        match map.index_of_slot(Slot(s))? {
-            Some(index) => {
-                let label = element_label(&index, dims, letters);
-                if letters {
-                    legend.push((label.clone(), format!("{label}=({})", join(&index))));
-                }
-                cells.push(label);
-                slots_json.push(json!(index));
+        if let Some(index) = map.index_of_slot(Slot(s))? {
+            let label = element_label(&index, dims, letters);
+            if letters {
+                legend.push((label.clone(), format!("{label}=({})", join(&index))));
             }
-            None => {
-                cells.push(pad.to_owned());
-                slots_json.push(Value::Null);
-            }
+            cells.push(label);
+            slots_json.push(json!(index));
+        } else {
+            cells.push(pad.to_owned());
+            slots_json.push(Value::Null);
         }
     }
     let mut body: Vec<String> = if compact {
@@ -168,7 +167,7 @@ fn grid(array: ArrayShape<'_>, map: &PhysicalMap, compact: bool) -> Result<Drawi
     }
     let mut header = String::from("; the slot of each element");
     if rank >= 2 {
-        header.push_str(&format!(" (rows: dimension {}, columns: dimension {})", rank - 2, rank - 1));
+        let _ = write!(header, " (rows: dimension {}, columns: dimension {})", rank - 2, rank - 1);
     }
     if padding::is_padded(array) {
         header.push_str("; - marks legacy padding");
@@ -206,7 +205,7 @@ fn reply(loaded: LoadedShape, args: &MapArgs, compact: bool) -> Result<Reply, Fa
         map.storage_bytes()
     );
     if let (Some(value), Some(extents)) = (&padding_value, array.padded_dimensions()) {
-        header.push_str(&format!("; legacy padding to [{}] with {value}, shown as {pad}", join(extents)));
+        let _ = write!(header, "; legacy padding to [{}] with {value}, shown as {pad}", join(extents));
     }
     header.push_str(&drawing.header);
     let text = if compact {

@@ -9,7 +9,7 @@ use crate::output::{self, Reply};
 fn reply(args: &BytesArgs, bytes: &[u8]) -> Reply {
     let mut reply = decode::reply(args.message, bytes, args.optional_layout);
     if reply.error.is_none() {
-        reply.text = "ok".to_owned();
+        "ok".clone_into(&mut reply.text);
     }
     reply
 }
