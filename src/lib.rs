@@ -317,6 +317,8 @@ pub mod padding;
 pub mod physical;
 pub mod primitive;
 pub mod proto;
+#[cfg(feature = "serde")]
+pub mod serde;
 pub mod shape;
 pub mod size;
 #[cfg(feature = "proptest")]
