@@ -253,6 +253,23 @@
 //!   `{1,0:T()}` (raw parsing; validation rejects the empty tile);
 //! * **`T(**)` is one `*`**: `T(**)` and `T(* *)` read as the single combine dimension `T(*)`.
 //!
+//! ```
+//! use xla_shape::{proto::{LayoutProto, ShapeProto, SplitConfigProto}, text, Shape};
+//!
+//! let split = LayoutProto {
+//!     minor_to_major: vec![1, 0],
+//!     split_configs: vec![SplitConfigProto { dimension: 5, split_indices: vec![1] }],
+//!     ..LayoutProto::default()
+//! };
+//! let proto = ShapeProto { element_type: 11, dimensions: vec![2, 3], layout: Some(Box::new(split)), ..ShapeProto::default() };
+//! assert!(Shape::try_new(&proto).is_err());
+//! assert_eq!(text::parse_layout_raw("{0:#(s32)}")?.index_primitive_type, 4);
+//! assert_eq!(text::parse_layout_raw("{1,0:T}")?.to_string(), "{1,0:T()}");
+//! assert!(text::parse_layout("{1,0:T}").is_err());
+//! assert_eq!(text::parse_layout("{1,0:T(**,128)}")?.to_string(), "{1,0:T(*,128)}");
+//! # Ok::<(), xla_shape::Error>(())
+//! ```
+//!
 //! Also beyond XLA: legacy padding is linearized (XLA's `IndexUtil` never implemented it), and
 //! tiles wider than the shape extend its rank where XLA's nested linearizer CHECK-fails. The size
 //! functions named after XLA's match XLA exactly; where XLA's model is incomplete (tail padding
