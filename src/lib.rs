@@ -55,9 +55,10 @@
 //! * [`Shape`], [`ArrayShape`], [`TupleShape`], [`ProgramShape`], [`Layout`] and [`Tile`] borrow a
 //!   proto (no copy) and exist only once it passed [`validate`]. [`ShapeBuf`] and [`LayoutBuf`]
 //!   own a validated proto; [`make`], the text parser and [`util`] return them.
-//! * Every computation — linearization, sizes, strides, printing — takes a validated view and
-//!   never validates again; it still checks its arithmetic and returns [`Error::Overflow`]
-//!   rather than wrapping.
+//! * Every computation — linearization, iteration, sizes, strides, the `util` operations — takes a
+//!   validated view and never validates again; it still checks its arithmetic and returns
+//!   [`Error::Overflow`] rather than wrapping. (Printing also works on raw protos, because XLA
+//!   prints invalid shapes in its errors.)
 //!
 //! # The seeds' story, step by step
 //!
