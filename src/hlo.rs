@@ -234,9 +234,21 @@ pub struct SitedShape<'a> {
 /// program shape and each instruction's `shape`, `outfeed_shape` and `operand_shapes_with_layout`.
 ///
 /// ```
-/// use xla_shape::hlo::{shapes, view};
-/// let module = view::HloModuleProto::default();
-/// assert!(shapes(&module).is_empty());
+/// use xla_shape::{hlo::{self, view, HloMessage}, make, prost::Message, proto::ProgramShapeProto, PrimitiveType, Shape};
+///
+/// // A stand-in for the bytes of a real module (`examples/hlo_shapes.rs` reads one).
+/// let x = make::make_shape(PrimitiveType::F32, &[2, 3])?.into_proto();
+/// let program = ProgramShapeProto { parameters: vec![x.clone()], parameter_names: vec!["x".into()], result: Some(x) };
+/// let bytes = view::HloModuleProto { name: "m".into(), host_program_shape: Some(program), ..Default::default() }.encode_to_vec();
+///
+/// let module = hlo::decode_module(&bytes, HloMessage::Module)?;
+/// let listed: Vec<String> = hlo::shapes(&module)
+///     .iter()
+///     .map(|s| Ok(format!("{}: {}", s.site, Shape::try_new_optional_layout(s.shape)?)))
+///     .collect::<xla_shape::Result<_>>()?;
+/// assert_eq!(listed, ["host_program_shape / parameter 0 (x): f32[2,3]{1,0}", "host_program_shape / result: f32[2,3]{1,0}"]);
+/// assert!(hlo::shapes(&view::HloModuleProto::default()).is_empty());
+/// # Ok::<(), xla_shape::Error>(())
 /// ```
 pub fn shapes(module: &view::HloModuleProto) -> Vec<SitedShape<'_>> {
     let mut out = Vec::new();
