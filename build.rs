@@ -33,6 +33,11 @@ fn compile_xla_data(out_dir: &Path) -> Result<()> {
     for message in [".xla.ShapeProto", ".xla.LayoutProto", ".xla.ProgramShapeProto"] {
         config.message_attribute(message, "#[derive(Eq, Hash)]");
     }
+    // Feature `serde`: the raw messages and enums as plain structs (enum fields stay `i32`, as
+    // prost stores them, so any value round-trips).
+    config.type_attribute(".", "#[cfg_attr(feature = \"serde\", derive(serde::Serialize, serde::Deserialize))]");
+    // Fields left out of a serialized message take their protobuf defaults, as on the wire.
+    config.message_attribute(".", "#[cfg_attr(feature = \"serde\", serde(default))]");
     config.compile_fds(file_descriptors)
 }
 

@@ -630,7 +630,7 @@ impl Error {
     ///
     /// ```
     /// use xla_shape::{proto, Shape};
-    /// let mut p = proto::ShapeProto { element_type: 11, dimensions: vec![2, -1], ..Default::default() };
+    /// let p = proto::ShapeProto { element_type: 11, dimensions: vec![2, -1], ..Default::default() };
     /// let err = Shape::try_new_optional_layout(&p).unwrap_err();
     /// assert_eq!(err.path().unwrap().as_str(), "dimensions[1]");
     /// ```

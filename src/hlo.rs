@@ -33,6 +33,7 @@ use std::fmt;
 
 use prost::Message;
 
+use crate::codec::{self, WireReport};
 use crate::error::{Error, Result};
 use crate::proto::{ProgramShapeProto, ShapeProto};
 
@@ -66,8 +67,6 @@ pub enum HloMessage {
 ///
 /// [`Error::Decode`] when the bytes are not the given message.
 pub fn decode_module(bytes: &[u8], message: HloMessage) -> Result<view::HloModuleProto> {
-    let decode_error =
-        |name: &'static str| move |e: prost::DecodeError| Error::Decode { message: name, reason: e.to_string() };
     match message {
         HloMessage::Module => view::HloModuleProto::decode(bytes).map_err(decode_error("HloModuleProto")),
         HloMessage::Proto => {
@@ -77,6 +76,88 @@ pub fn decode_module(bytes: &[u8], message: HloMessage) -> Result<view::HloModul
             .map_err(decode_error("HloSnapshot"))
             .map(|s| s.hlo.and_then(|p| p.hlo_module).unwrap_or_default()),
     }
+}
+
+fn decode_error(name: &'static str) -> impl Fn(prost::DecodeError) -> Error {
+    move |e| Error::Decode { message: name, reason: e.to_string() }
+}
+
+/// What the codec's wire scan found inside one shape-carrying field of a module: unknown fields
+/// that prost dropped while decoding the [`view`], and non-canonical encodings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShapeWireReport {
+    /// The field: `host_program_shape`, `<computation> / program_shape`,
+    /// `<computation> / <instruction>` (its `shape`), `… / outfeed_shape`,
+    /// `… / operand_shapes_with_layout[i]`.
+    pub site: String,
+    /// The findings; paths are relative to the field's message.
+    pub report: WireReport,
+}
+
+/// Scans every shape and program shape in serialized HLO with the codec's lenient scanner and
+/// returns the fields whose bytes hold something [`decode_module`] silently lost or normalized
+/// (an empty list when every shape is canonical). The sites are those of [`shapes`], with a
+/// program shape reported as a whole.
+///
+/// ```
+/// use xla_shape::hlo::{wire_reports, HloMessage};
+/// // HloModuleProto { host_program_shape: ProgramShapeProto { result: ShapeProto { f32, field 99 = 1 } } }
+/// let bytes = [0x22, 0x07, 0x12, 0x05, 0x10, 0x0b, 0x98, 0x06, 0x01];
+/// let found = wire_reports(&bytes, HloMessage::Module).unwrap();
+/// assert_eq!(found[0].site, "host_program_shape");
+/// assert_eq!(found[0].report.to_string(), "unknown field 99 (varint) at result\n");
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Decode`] when the bytes are not the given message, or a shape inside is not a valid
+/// encoding.
+pub fn wire_reports(bytes: &[u8], message: HloMessage) -> Result<Vec<ShapeWireReport>> {
+    let module = match message {
+        HloMessage::Module => view::HloModuleShapeBytes::decode(bytes).map_err(decode_error("HloModuleProto"))?,
+        HloMessage::Proto => {
+            view::HloProtoShapeBytes::decode(bytes).map_err(decode_error("HloProto"))?.hlo_module.unwrap_or_default()
+        }
+        HloMessage::Snapshot => view::HloSnapshotShapeBytes::decode(bytes)
+            .map_err(decode_error("HloSnapshot"))?
+            .hlo
+            .and_then(|p| p.hlo_module)
+            .unwrap_or_default(),
+    };
+    let mut out = Vec::new();
+    let mut scan = |site: &dyn Fn() -> String, bytes: &[u8], program: bool| -> Result<()> {
+        let report = if program {
+            codec::decode_lenient::<ProgramShapeProto>(bytes)?.report
+        } else {
+            codec::decode_lenient::<ShapeProto>(bytes)?.report
+        };
+        if !report.is_empty() {
+            out.push(ShapeWireReport { site: site(), report });
+        }
+        Ok(())
+    };
+    if let Some(program) = &module.host_program_shape {
+        scan(&|| "host_program_shape".to_owned(), program, true)?;
+    }
+    for computation in &module.computations {
+        let c = computation.name.as_str();
+        if let Some(program) = &computation.program_shape {
+            scan(&|| format!("{c} / program_shape"), program, true)?;
+        }
+        for instruction in &computation.instructions {
+            let i = instruction.name.as_str();
+            if let Some(shape) = &instruction.shape {
+                scan(&|| format!("{c} / {i}"), shape, false)?;
+            }
+            if let Some(shape) = &instruction.outfeed_shape {
+                scan(&|| format!("{c} / {i} / outfeed_shape"), shape, false)?;
+            }
+            for (operand, shape) in instruction.operand_shapes_with_layout.iter().enumerate() {
+                scan(&|| format!("{c} / {i} / operand_shapes_with_layout[{operand}]"), shape, false)?;
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Where a shape sits in a module.
@@ -165,9 +246,21 @@ pub struct SitedShape<'a> {
 /// program shape and each instruction's `shape`, `outfeed_shape` and `operand_shapes_with_layout`.
 ///
 /// ```
-/// use xla_shape::hlo::{shapes, view};
-/// let module = view::HloModuleProto::default();
-/// assert!(shapes(&module).is_empty());
+/// use xla_shape::{hlo::{self, view, HloMessage}, make, prost::Message, proto::ProgramShapeProto, PrimitiveType, Shape};
+///
+/// // A stand-in for the bytes of a real module (`examples/hlo_shapes.rs` reads one).
+/// let x = make::make_shape(PrimitiveType::F32, &[2, 3])?.into_proto();
+/// let program = ProgramShapeProto { parameters: vec![x.clone()], parameter_names: vec!["x".into()], result: Some(x) };
+/// let bytes = view::HloModuleProto { name: "m".into(), host_program_shape: Some(program), ..Default::default() }.encode_to_vec();
+///
+/// let module = hlo::decode_module(&bytes, HloMessage::Module)?;
+/// let listed: Vec<String> = hlo::shapes(&module)
+///     .iter()
+///     .map(|s| Ok(format!("{}: {}", s.site, Shape::try_new_optional_layout(s.shape)?)))
+///     .collect::<xla_shape::Result<_>>()?;
+/// assert_eq!(listed, ["host_program_shape / parameter 0 (x): f32[2,3]{1,0}", "host_program_shape / result: f32[2,3]{1,0}"]);
+/// assert!(hlo::shapes(&view::HloModuleProto::default()).is_empty());
+/// # Ok::<(), xla_shape::Error>(())
 /// ```
 pub fn shapes(module: &view::HloModuleProto) -> Vec<SitedShape<'_>> {
     let mut out = Vec::new();

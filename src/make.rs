@@ -310,6 +310,14 @@ pub fn make_tuple_shape(elements: &[ShapeBuf]) -> Result<ShapeBuf> {
 
 /// `MakeMaybeTupleShape`: a single element unchanged, otherwise a tuple.
 ///
+/// ```
+/// use xla_shape::{make, PrimitiveType};
+/// let x = make::make_shape(PrimitiveType::F32, &[2])?;
+/// assert_eq!(make::make_maybe_tuple_shape(&[x.clone()])?.to_string(), "f32[2]{0}");
+/// assert_eq!(make::make_maybe_tuple_shape(&[x.clone(), x])?.to_string(), "(f32[2]{0}, f32[2]{0})");
+/// # Ok::<(), xla_shape::Error>(())
+/// ```
+///
 /// # Errors
 ///
 /// As [`make_tuple_shape`].

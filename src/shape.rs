@@ -65,7 +65,7 @@ impl fmt::Display for Dim {
 /// A validated shape of any kind, borrowing its proto.
 ///
 /// ```
-/// use xla_shape::{proto::ShapeProto, Shape, ShapeKind};
+/// use xla_shape::{Shape, ShapeKind};
 /// let tuple = xla_shape::make::make_tuple_shape(&[
 ///     xla_shape::make::make_shape(xla_shape::PrimitiveType::F32, &[2]).unwrap(),
 /// ]).unwrap();

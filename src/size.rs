@@ -278,6 +278,15 @@ pub fn storage_slots(shape: ArrayShape<'_>) -> Result<u64> {
 
 /// `ceil(storage_slots × bits_per_slot / 8)`: the bytes of the full physical buffer.
 ///
+/// ```
+/// use xla_shape::{make::{make_shape_with_layout, LayoutSpec}, size, PrimitiveType};
+/// // Three 4-bit elements, tail-padded to 4 slots: 16 bits.
+/// let s = make_shape_with_layout(PrimitiveType::S4, &[3],
+///     &LayoutSpec::new(&[0]).element_size_in_bits(4).tail_padding_alignment_in_elements(4))?;
+/// assert_eq!(size::storage_bytes(s.as_array().expect("an array"))?, 2);
+/// # Ok::<(), xla_shape::Error>(())
+/// ```
+///
 /// # Errors
 ///
 /// As [`PhysicalMap::new`].

@@ -23,6 +23,18 @@ use crate::proto::PaddingValue;
 use crate::shape::ShapeBuf;
 
 /// What the generated shapes may contain.
+///
+/// ```
+/// use proptest::prelude::*;
+/// use xla_shape::strategy::{shape, ShapeConfig};
+///
+/// // Untiled, unpadded, static arrays of rank ≤ 2 and tuples of them: the values a simple
+/// // row-major consumer must handle.
+/// let plain = ShapeConfig { max_rank: 2, tiles: false, legacy_padding: false, dynamic: false, max_depth: 2, ..ShapeConfig::default() };
+/// proptest!(|(s in shape(plain))| {
+///     prop_assert!(!s.to_string().contains(":T("));
+/// });
+/// ```
 // A configuration of independent switches; a state machine would not read better.
 #[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,17 +88,42 @@ impl ShapeConfig {
 }
 
 /// Any array element type.
+///
+/// ```
+/// use proptest::prelude::*;
+/// proptest!(|(t in xla_shape::strategy::array_element_type())| {
+///     prop_assert!(t.is_array());
+/// });
+/// ```
 pub fn array_element_type() -> impl Strategy<Value = PrimitiveType> {
     select(PrimitiveType::ALL.iter().copied().filter(|t| t.is_array()).collect::<Vec<_>>())
 }
 
 /// A permutation of `0..rank`, as a `minor_to_major` list.
+///
+/// ```
+/// use proptest::prelude::*;
+/// use xla_shape::{make, strategy};
+/// proptest!(|(m2m in strategy::minor_to_major(3))| {
+///     let layout = make::make_layout(&m2m).unwrap();
+///     prop_assert_eq!(layout.view().order().len(), 3);
+/// });
+/// ```
 pub fn minor_to_major(rank: usize) -> impl Strategy<Value = Vec<i64>> {
     Just((0..rank).map(|d| i64::try_from(d).unwrap_or(0)).collect::<Vec<_>>()).prop_shuffle()
 }
 
 /// One tile of rank 1..=`max_rank`: sizes 1..=4 (so tiles really split small dimensions), with
 /// an occasional combine dimension `*` anywhere but the last position.
+///
+/// ```
+/// use proptest::prelude::*;
+/// use xla_shape::{layout::TileDim, strategy, Tile};
+/// proptest!(|(entries in strategy::tile(3))| {
+///     let tile = Tile::try_new(&entries).unwrap();
+///     prop_assert!(matches!(tile.iter().last(), Some(TileDim::Size(1..=4))));
+/// });
+/// ```
 pub fn tile(max_rank: usize) -> impl Strategy<Value = Vec<i64>> {
     (1..=max_rank.max(1)).prop_flat_map(|rank| {
         proptest::collection::vec(prop_oneof![6 => 1i64..=4, 1 => Just(i64::MIN)], rank).prop_map(|mut t| {
@@ -158,6 +195,17 @@ fn dimensions(config: &ShapeConfig) -> impl Strategy<Value = (Vec<i64>, Vec<bool
 
 /// A valid array shape with a layout, in XLA form.
 ///
+/// ```
+/// use proptest::prelude::*;
+/// use xla_shape::{codec, strategy::{array_shape, ShapeConfig}, ShapeBuf};
+/// // A property of the crate's own: decode → encode is byte-identical.
+/// proptest!(|(s in array_shape(ShapeConfig::default()))| {
+///     let bytes = codec::encode(s.proto());
+///     let back: ShapeBuf = codec::decode::<xla_shape::proto::ShapeProto>(&bytes[..]).unwrap().try_into().unwrap();
+///     prop_assert_eq!(back, s);
+/// });
+/// ```
+///
 /// # Panics
 ///
 /// Never: it only builds valid values, so a panic would be a bug in the strategy.
@@ -175,6 +223,17 @@ pub fn array_shape(config: ShapeConfig) -> impl Strategy<Value = ShapeBuf> {
 
 /// A valid shape of any kind: arrays, and (as `config` allows) nested tuples, buffers, tokens and
 /// opaque shapes.
+///
+/// ```
+/// use proptest::prelude::*;
+/// use xla_shape::{strategy::{shape, ShapeConfig}, text, MAX_DEPTH};
+/// proptest!(|(s in shape(ShapeConfig::everything()))| {
+///     // Everything generated validates; whatever has no legacy padding prints and parses back.
+///     let text = s.to_string();
+///     prop_assert!(text::parse_shape_raw(&text).is_ok(), "{}", text);
+///     prop_assert!(ShapeConfig::everything().max_depth <= MAX_DEPTH);
+/// });
+/// ```
 ///
 /// # Panics
 ///
@@ -206,6 +265,16 @@ pub fn shape(config: ShapeConfig) -> impl Strategy<Value = ShapeBuf> {
 
 /// A valid array shape together with an in-bounds multi-index. Shapes with zero elements or
 /// unbounded dimensions have no valid index and are not generated.
+///
+/// ```
+/// use proptest::prelude::*;
+/// use xla_shape::{strategy::{array_shape_and_index, ShapeConfig}, PhysicalMap};
+/// proptest!(|((s, index) in array_shape_and_index(ShapeConfig::default()))| {
+///     let map = PhysicalMap::new(s.as_array().unwrap()).unwrap();
+///     let slot = map.slot(&index).unwrap();
+///     prop_assert_eq!(map.index_of_slot(slot).unwrap(), Some(index));
+/// });
+/// ```
 pub fn array_shape_and_index(config: ShapeConfig) -> impl Strategy<Value = (ShapeBuf, Vec<i64>)> {
     let config = ShapeConfig { max_dimension: config.max_dimension.max(1), unbounded: false, ..config };
     array_shape(config)

@@ -181,6 +181,16 @@ pub(crate) fn validate_elements(
 
 /// Validates a program shape: the name count (V-20), then each parameter, then the result.
 ///
+/// ```
+/// use xla_shape::{make, proto::ProgramShapeProto, validate::{validate_program_shape, LayoutMode}, PrimitiveType};
+/// let x = make::make_shape(PrimitiveType::F32, &[2])?.into_proto();
+/// let program = ProgramShapeProto { parameters: vec![x.clone()], parameter_names: vec![], result: Some(x) };
+/// // One parameter but no names: XLA's "different numbers of parameters and parameter names".
+/// let err = validate_program_shape(&program, LayoutMode::Strict).unwrap_err();
+/// assert!(err.to_string().contains("parameter names"), "{err}");
+/// # Ok::<(), xla_shape::Error>(())
+/// ```
+///
 /// # Errors
 ///
 /// As [`validate_shape`], with paths under `parameters[i]` and `result`. A missing result is

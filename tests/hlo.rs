@@ -103,3 +103,13 @@ fn hlo_proto_and_snapshot_wrappers_decode_to_the_same_module() {
     assert_eq!(decode_module(&snapshot, HloMessage::Snapshot).unwrap(), module);
     assert!(decode_module(&[0xff], HloMessage::Module).is_err());
 }
+
+#[test]
+fn real_modules_hold_nothing_the_view_drops() {
+    // Every shape XLA wrote is canonical and uses only known fields.
+    for name in MODULES {
+        let found = xla_shape::hlo::wire_reports(&fixture(&format!("{name}.pb")), HloMessage::Module).unwrap();
+        assert!(found.is_empty(), "{name}: {found:?}");
+    }
+    assert!(xla_shape::hlo::wire_reports(&[0xff], HloMessage::Module).is_err());
+}

@@ -4,9 +4,11 @@
 
 use std::fmt::{self, Write};
 
+use crate::error::Result;
 use crate::layout::{Layout, MinorToMajor};
 use crate::proto::PaddingValue;
 use crate::shape::{ArrayShape, Dim, Shape, ShapeKind};
+use crate::{size, util};
 
 /// A multi-line description: a title line, then aligned `label: value` lines.
 ///
@@ -111,6 +113,63 @@ pub fn describe(shape: Shape<'_>) -> Description {
         }
     }
     d
+}
+
+/// [`describe`] followed by the memory sections of an array (or a buffer's array): true rank,
+/// element count, byte strides, XLA's byte sizes (`ByteSizeOf`, `ArraySize`, `ArrayDataSize`)
+/// and the crate's full physical storage (every slot, including tile, legacy and tail padding).
+/// Where XLA's `array_size` and the storage differ, both are shown. A tuple adds the size of its
+/// index table with 8-byte pointers. A value that cannot be computed (an unbounded `?`
+/// dimension, an overflow) is shown as `n/a` with the reason.
+///
+/// ```
+/// use xla_shape::text::{describe_sizes, parse_shape};
+/// let s = parse_shape("f32[3,5]{1,0:T(2,2)}").unwrap();
+/// let text = describe_sizes(s.view()).to_string();
+/// assert!(text.contains("  elements:        15\n"), "{text}");
+/// assert!(text.contains("  byte strides:    [20,4] (tiles ignored, as in XLA)\n"), "{text}");
+/// assert!(text.contains("  array size:      96 bytes (XLA ArraySize)\n"), "{text}");
+/// assert!(text.contains("  storage:         24 slots of 32 bits = 96 bytes\n"), "{text}");
+/// ```
+pub fn describe_sizes(shape: Shape<'_>) -> Description {
+    let mut d = describe(shape);
+    match shape.kind() {
+        ShapeKind::Array(array) | ShapeKind::Buffer(array) => sizes(array, &mut d),
+        ShapeKind::Tuple(_) | ShapeKind::Opaque => {
+            d.push("byte size", or_na(size::byte_size_of(shape, 8).map(|b| format!("{b} bytes (8-byte pointers)"))));
+        }
+        ShapeKind::Token => {
+            d.push("byte size", "0 bytes");
+        }
+    }
+    d
+}
+
+/// A computed value, or `n/a (why not)`.
+fn or_na(value: Result<String>) -> String {
+    value.unwrap_or_else(|e| format!("n/a ({e})"))
+}
+
+fn sizes(array: ArrayShape<'_>, d: &mut Description) {
+    let list = |values: &[i64]| values.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    d.push("true rank", format!("{} (dimensions whose size is not 1)", util::true_num_dimensions(array)));
+    d.push("elements", or_na(size::elements_in(array).map(|n| n.to_string())));
+    d.push(
+        "byte strides",
+        or_na(size::byte_strides(array).map(|strides| match strides {
+            Some(strides) => format!("[{}] (tiles ignored, as in XLA)", list(&strides)),
+            None => "none (elements are not whole bytes)".to_owned(),
+        })),
+    );
+    d.push("byte size", or_na(size::byte_size_of_elements(array).map(|b| format!("{b} bytes (XLA ByteSizeOf)"))));
+    d.push("array size", or_na(size::array_size(array).map(|b| format!("{b} bytes (XLA ArraySize)"))));
+    d.push("array data size", or_na(size::array_data_size(array).map(|b| format!("{b} bytes (XLA ArrayDataSize)"))));
+    d.push(
+        "storage",
+        or_na(crate::physical::PhysicalMap::new(array).map(|map| {
+            format!("{} slots of {} bits = {} bytes", map.storage_slots(), map.bits_per_slot(), map.storage_bytes())
+        })),
+    );
 }
 
 fn plural(n: usize) -> &'static str {

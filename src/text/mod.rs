@@ -41,11 +41,11 @@ mod lexer;
 mod parse;
 mod print;
 
-pub use describe::{Description, describe};
+pub use describe::{Description, describe, describe_sizes};
 pub use parse::{
     ParseOptions, parse_layout, parse_layout_raw, parse_shape, parse_shape_list, parse_shape_list_raw, parse_shape_raw,
 };
-pub use print::{layout_to_string, shape_to_string};
+pub use print::{layout_to_string, lost_in_text, shape_to_string};
 pub(crate) use print::{write_layout, write_program_shape, write_shape, write_tile};
 
 use std::str::FromStr;

@@ -231,6 +231,14 @@ pub fn parse_shape_list(input: &str) -> Result<Vec<ShapeBuf>> {
 
 /// Parses a braced list of shapes in raw mode.
 ///
+/// ```
+/// use xla_shape::text::parse_shape_list_raw;
+/// // The raw mode keeps what only later XLA checks reject (DV-11).
+/// let shapes = parse_shape_list_raw("{f32[2,3]{0,0}, s32[]}")?;
+/// assert_eq!(shapes[0].layout.as_ref().map(|l| l.minor_to_major.clone()), Some(vec![0, 0]));
+/// # Ok::<(), xla_shape::Error>(())
+/// ```
+///
 /// # Errors
 ///
 /// See [`ParseOptions::parse_shape_list`].

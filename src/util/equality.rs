@@ -145,7 +145,7 @@ impl LayoutEqual {
     /// Whether two raw layouts are equal under these options (no validation needed).
     ///
     /// ```
-    /// use xla_shape::{proto::{LayoutProto, PaddingValue}, util::LayoutEqual};
+    /// use xla_shape::{proto::LayoutProto, util::LayoutEqual};
     /// // vectors.md group 50: legacy layouts differing only in padding are not equal.
     /// let a = LayoutProto { minor_to_major: vec![1, 0], padded_dimensions: vec![10], ..Default::default() };
     /// let b = LayoutProto { padded_dimensions: vec![11], ..a.clone() };

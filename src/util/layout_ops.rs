@@ -345,7 +345,7 @@ fn combine(sizes: &mut Vec<i64>, tile: &mut Vec<i64>) -> Result<()> {
 /// (`LayoutUtil::ValidateLayoutForShape`).
 ///
 /// ```
-/// use xla_shape::{make, util, Layout, PrimitiveType};
+/// use xla_shape::{make, util, PrimitiveType};
 /// let s = make::make_shape(PrimitiveType::F32, &[2, 3]).unwrap();
 /// let l = make::make_ascending_layout(2);
 /// assert_eq!(util::with_layout(s.as_array().unwrap(), l.view()).unwrap().to_string(), "f32[2,3]{0,1}");

@@ -1,0 +1,177 @@
+//! The command line (clap derive). Exit status 2 for usage errors is clap's own.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// XLA shapes and layouts: decode, encode, validate, locate elements in memory, describe.
+///
+/// Exit status: 0 success, 1 invalid input (wire error, validation failure, parse failure),
+/// 2 usage error.
+#[derive(Debug, Parser)]
+#[command(name = "xla-shape", version, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Decode a serialized proto (FILE or stdin) and print its XLA string with layout.
+    Decode(BytesArgs),
+    /// Parse an XLA string and write the XLA-form proto bytes to stdout.
+    Encode(EncodeArgs),
+    /// Decode and validate a serialized proto; print `ok` or the error.
+    Validate(BytesArgs),
+    /// Print the physical slot of the element at I0,I1,… (`""` for a scalar).
+    Offset(LocateArgs),
+    /// Print the logical index `i0,i1,…` held by a physical SLOT, or `padding`.
+    Index(LocateArgs),
+    /// Describe a shape for a person: type, dimensions, layout, tiles, padding, sizes, strides.
+    Info(ShapeOnlyArgs),
+    /// Draw the physical memory of a small array (at most 4096 slots).
+    Map(MapArgs),
+    /// List and validate every shape in a serialized `HloModuleProto` (or `HloProto`, `HloSnapshot`).
+    Hlo(HloArgs),
+}
+
+/// Which message serialized bytes hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MessageType {
+    /// `xla.ShapeProto`
+    Shape,
+    /// `xla.LayoutProto`
+    Layout,
+    /// `xla.ProgramShapeProto`
+    ProgramShape,
+}
+
+/// Output options every subcommand takes.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct OutputArgs {
+    /// Machine-readable output: one JSON object per result, on one line.
+    #[arg(long)]
+    pub json: bool,
+    /// Read one input per stdin line and write one output line each (`error: …` for a failure;
+    /// exit 1 if any failed).
+    #[arg(long)]
+    pub lines: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BytesArgs {
+    /// The message the bytes hold.
+    #[arg(long = "type", value_enum, default_value_t = MessageType::Shape)]
+    pub message: MessageType,
+    /// The input is hex text (whitespace ignored). With --lines every line is hex.
+    #[arg(long)]
+    pub hex: bool,
+    /// Accept arrays without a layout (XLA's `ValidateShapeWithOptionalLayout`).
+    #[arg(long)]
+    pub optional_layout: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// The serialized proto (default: stdin).
+    #[arg(conflicts_with = "lines")]
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct EncodeArgs {
+    /// The message the string describes.
+    #[arg(long = "type", value_enum, default_value_t = MessageType::Shape)]
+    pub message: MessageType,
+    /// Write one line of lowercase hex instead of binary (always so with --lines).
+    #[arg(long)]
+    pub hex: bool,
+    /// Parse as XLA's own parser does, without the crate's strict validation.
+    #[arg(long)]
+    pub raw: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// The XLA shape, layout or program-shape string.
+    #[arg(required_unless_present = "lines", conflicts_with = "lines")]
+    pub string: Option<String>,
+}
+
+/// A serialized `ShapeProto` given instead of a SHAPE string: the only way to state what XLA text
+/// cannot express (legacy padding).
+#[derive(Debug, Args)]
+pub struct ShapeSourceArgs {
+    /// The shape as a serialized `ShapeProto` in hex, instead of a SHAPE string.
+    #[arg(long = "hex", value_name = "HEX", conflicts_with = "file")]
+    pub hex: Option<String>,
+    /// The shape as a serialized `ShapeProto` file, instead of a SHAPE string.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct LocateArgs {
+    #[command(flatten)]
+    pub source: ShapeSourceArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// SHAPE (unless --hex or --file gives it), then the index or slot (unless --lines reads
+    /// them from stdin).
+    #[arg(value_name = "SHAPE|INDEX", num_args = 0..=2)]
+    pub operands: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ShapeOnlyArgs {
+    #[command(flatten)]
+    pub source: ShapeSourceArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// The XLA shape string (unless --hex, --file or --lines gives the shape).
+    #[arg(value_name = "SHAPE")]
+    pub shape: Option<String>,
+}
+
+/// How `map` names the element in a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Labels {
+    /// Letters `a b c …` in logical row-major order when there are at most 26 elements, as in
+    /// the seed documents; indices otherwise.
+    Auto,
+    /// Letters (at most 26 elements).
+    Letters,
+    /// Logical indices `(i0,i1,…)`.
+    Index,
+}
+
+#[derive(Debug, Args)]
+pub struct MapArgs {
+    #[command(flatten)]
+    pub shape: ShapeOnlyArgs,
+    /// Draw the logical array instead, with each element's slot.
+    #[arg(long)]
+    pub grid: bool,
+    /// How a memory slot names its element.
+    #[arg(long, value_enum, default_value_t = Labels::Auto)]
+    pub labels: Labels,
+}
+
+/// Which HLO message the bytes hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HloType {
+    /// `xla.HloModuleProto`
+    Module,
+    /// `xla.HloProto` (a module inside)
+    Proto,
+    /// `xla.HloSnapshot` (an `HloProto` inside)
+    Snapshot,
+}
+
+#[derive(Debug, Args)]
+pub struct HloArgs {
+    /// The message the file holds.
+    #[arg(long = "type", value_enum, default_value_t = HloType::Module)]
+    pub message: HloType,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// The serialized HLO (default: stdin). With --lines, stdin lists one file path per line.
+    #[arg(conflicts_with = "lines")]
+    pub file: Option<PathBuf>,
+}
