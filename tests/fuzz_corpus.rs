@@ -62,3 +62,65 @@ fn text_corpus() {
 fn index_corpus() {
     replay("index", checks::index);
 }
+
+/// The command-line tool's input paths over the same corpus: every `decode` input as hex through
+/// `decode` and `validate`, every `text` input through `encode` and `info`, each in `--lines`
+/// mode (one process per command). The tool answers each line and never panics.
+#[cfg(feature = "cli")]
+#[test]
+fn cli_corpus() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    fn run(args: &[&str], lines: &[String]) {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_xla-shape"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the xla-shape binary runs");
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        let input = lines.iter().map(|line| format!("{line}\n")).collect::<String>();
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let out = child.wait_with_output().expect("the xla-shape binary finishes");
+        writer.join().expect("the writer thread").expect("stdin accepts every line");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{args:?}: {:?} {stderr}", out.status);
+        let answers = String::from_utf8_lossy(&out.stdout).lines().count();
+        assert_eq!(answers, lines.len(), "{args:?}: one answer per line");
+    }
+
+    let corpus = |target: &str| -> Vec<Vec<u8>> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+        ["corpus", "regressions"]
+            .iter()
+            .filter_map(|kind| std::fs::read_dir(root.join(kind).join(target)).ok())
+            .flatten()
+            .map(|entry| std::fs::read(entry.expect("readable directory entry").path()).expect("readable fuzz input"))
+            .collect()
+    };
+    let decode = corpus("decode");
+    for (selector, message) in [(0, "shape"), (1, "layout"), (2, "program-shape")] {
+        let lines: Vec<String> = decode
+            .iter()
+            .filter_map(|data| data.split_first())
+            .filter(|(first, _)| *first % 4 == selector)
+            .map(|(_, bytes)| bytes.iter().map(|b| format!("{b:02x}")).collect())
+            .collect();
+        for command in ["decode", "validate"] {
+            run(&[command, "--lines", "--hex", "--type", message], &lines);
+        }
+    }
+    let text: Vec<String> = corpus("text")
+        .iter()
+        .filter_map(|data| std::str::from_utf8(data).ok())
+        .filter(|s| !s.contains(['\n', '\r']))
+        .map(str::to_owned)
+        .collect();
+    run(&["encode", "--lines"], &text);
+    run(&["encode", "--lines", "--raw", "--type", "layout"], &text);
+    run(&["info", "--lines"], &text);
+    run(&["info", "--lines", "--json"], &text);
+}
