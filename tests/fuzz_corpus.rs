@@ -69,7 +69,8 @@ fn index_corpus() {
 #[cfg(feature = "cli")]
 #[test]
 fn cli_corpus() {
-    use std::io::Write;
+    use std::fmt::Write as _;
+    use std::io::Write as _;
     use std::process::{Command, Stdio};
 
     fn run(args: &[&str], lines: &[String]) {
@@ -81,7 +82,7 @@ fn cli_corpus() {
             .spawn()
             .expect("the xla-shape binary runs");
         let mut stdin = child.stdin.take().expect("piped stdin");
-        let input = lines.iter().map(|line| format!("{line}\n")).collect::<String>();
+        let input: String = lines.iter().flat_map(|line| [line.as_str(), "\n"]).collect();
         let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
         let out = child.wait_with_output().expect("the xla-shape binary finishes");
         writer.join().expect("the writer thread").expect("stdin accepts every line");
@@ -107,7 +108,12 @@ fn cli_corpus() {
             .iter()
             .filter_map(|data| data.split_first())
             .filter(|(first, _)| *first % 4 == selector)
-            .map(|(_, bytes)| bytes.iter().map(|b| format!("{b:02x}")).collect())
+            .map(|(_, bytes)| {
+                bytes.iter().fold(String::new(), |mut hex, b| {
+                    let _ = write!(hex, "{b:02x}");
+                    hex
+                })
+            })
             .collect();
         for command in ["decode", "validate"] {
             run(&[command, "--lines", "--hex", "--type", message], &lines);
