@@ -29,6 +29,7 @@
 //! |---|---|---|
 //! | 1 MiB of empty tuple elements on the wire (`22 00` repeated) | 49 MB | 0.26 s |
 //! | 10 MiB of the same | 463 MB | 1.7 s |
+//! | 1 MiB of empty instructions in an `HloModuleProto` ([`hlo::decode_module`](crate::hlo::decode_module)) | 127 MB | 0.2 s |
 //! | 1 MiB of text `(f32[],f32[],…)` | 60 MB | 0.09 s |
 //! | 10 MiB of text `f32[1,1,…]` (rank 5 000 000, valid) | > 100 MB | 0.7 s |
 //!
