@@ -36,7 +36,8 @@
 //! The library does not cap input length: the caller already holds the bytes or the string, and
 //! knows where they come from. Callers that take input from untrusted sources should cap it
 //! before calling in, and report [`Error::LimitExceeded`](crate::Error::LimitExceeded) with the
-//! length and the cap. 1 MiB is far above any real shape (a 10 000-element tuple of arrays is
-//! about 100 KB, as text or bytes) and keeps the worst case near 64 MB.
+//! length and the cap. For shape, layout and program-shape input, 1 MiB is far above any real value
+//! (a 10 000-element tuple of arrays is about 100 KB, as text or bytes) and keeps the worst case
+//! near 64 MB; serialized HLO needs a larger cap and so more memory.
 pub use crate::MAX_DEPTH;
 pub use crate::codec::{MAX_REPORTED, RECURSION_LIMIT};
