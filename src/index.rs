@@ -322,16 +322,17 @@ pub fn try_for_each_index<E: From<Error>>(
         visit(&index)?;
         return Ok(());
     };
-    let (start, end, step) = (window.base[fast], window.end[fast], window.incr[fast]);
+    let (start, end) = (window.base[fast], window.end[fast]);
+    // incr ≥ 1 was checked; a step beyond usize leaves one position per sweep.
+    let step = usize::try_from(window.incr[fast]).unwrap_or(usize::MAX);
     loop {
-        // The fastest dimension in a tight loop; the odometer only turns between sweeps.
-        let mut i = start;
-        while i < end {
+        // The fastest dimension in a tight counted loop; the odometer only turns between
+        // sweeps.
+        for i in (start..end).step_by(step) {
             index[fast] = i;
             if !visit(&index)? {
                 return Ok(());
             }
-            i = i.saturating_add(step);
         }
         index[fast] = start;
         if !window.advance(&mut index, 1) {
