@@ -21,7 +21,7 @@
 use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
-use crate::physical::{to_i64, to_u64};
+use crate::physical::{check_index, to_i64, to_u64};
 use crate::shape::{ArrayShape, Dim};
 
 /// `D`, `P` and the layout order of an array, for the untiled functions.
@@ -40,18 +40,6 @@ impl Untiled {
             order: shape.minor_to_major().iter().map(Dim::index).collect(),
         })
     }
-}
-
-fn check_index(bounds: &[u64], index: &[i64]) -> Result<()> {
-    if index.len() != bounds.len() {
-        return Err(Error::IndexRank { expected: bounds.len(), actual: index.len() });
-    }
-    for (dimension, (&i, &b)) in index.iter().zip(bounds).enumerate() {
-        if to_u64(i) >= b {
-            return Err(Error::IndexOutOfBounds { dimension, index: i, bound: to_i64(b) });
-        }
-    }
-    Ok(())
 }
 
 fn overflow() -> Error {

@@ -63,6 +63,23 @@ pub(crate) const fn to_u64(value: i64) -> u64 {
     value as u64
 }
 
+/// Checks an index against the bounds: `index.len()` is the rank and `0 ≤ index[d] < bounds[d]`.
+///
+/// # Errors
+///
+/// [`Error::IndexRank`], or [`Error::IndexOutOfBounds`] for the first bad entry.
+pub(crate) fn check_index(bounds: &[u64], index: &[i64]) -> Result<()> {
+    if index.len() != bounds.len() {
+        return Err(Error::IndexRank { expected: bounds.len(), actual: index.len() });
+    }
+    match index.iter().zip(bounds).position(|(&i, &b)| to_u64(i) >= b) {
+        Some(dimension) => {
+            Err(Error::IndexOutOfBounds { dimension, index: index[dimension], bound: to_i64(bounds[dimension]) })
+        }
+        None => Ok(()),
+    }
+}
+
 /// A value known to be at most `i64::MAX` (every count, slot and extent after construction).
 #[allow(clippy::cast_possible_wrap)]
 pub(crate) const fn to_i64(value: u64) -> i64 {
@@ -438,20 +455,6 @@ impl PhysicalMap {
         self.storage_bytes
     }
 
-    fn check_index(&self, index: &[i64]) -> Result<()> {
-        if index.len() != self.bounds.len() {
-            return Err(Error::IndexRank { expected: self.bounds.len(), actual: index.len() });
-        }
-        match index.iter().zip(self.bounds.iter()).position(|(&i, &b)| to_u64(i) >= b) {
-            Some(dimension) => Err(Error::IndexOutOfBounds {
-                dimension,
-                index: index[dimension],
-                bound: to_i64(self.bounds[dimension]),
-            }),
-            None => Ok(()),
-        }
-    }
-
     /// The slot of an element.
     ///
     /// # Errors
@@ -459,7 +462,7 @@ impl PhysicalMap {
     /// [`Error::IndexRank`] for a wrong length, [`Error::IndexOutOfBounds`] for an entry that is
     /// negative or not below its dimension (so every index of a zero-element array).
     pub fn slot(&self, index: &[i64]) -> Result<Slot> {
-        self.check_index(index)?;
+        check_index(&self.bounds, index)?;
         Ok(self.slot_unchecked_bounds(index))
     }
 
@@ -517,7 +520,7 @@ impl PhysicalMap {
         // failure.
         if !self.batch::<N, true>(indices, out) {
             for index in indices {
-                self.check_index(index)?;
+                check_index(&self.bounds, index)?;
             }
         }
         Ok(())
