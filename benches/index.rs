@@ -130,6 +130,26 @@ fn slot_to_multi(c: &mut Criterion) {
             }
         });
     });
+    // Extents that are not powers of two: the multiply-shift reciprocals do real work.
+    let odd4 = shape(&[10, 20, 30, 40], &[0, 2, 1, 3], &[]);
+    let odd_map = PhysicalMap::new(odd4.as_array().unwrap()).unwrap();
+    let odd_slots: Vec<u64> = slots.iter().map(|&s| s % (10 * 20 * 30 * 40)).collect();
+    g.bench_function("rank4_untiled_odd_into", |b| {
+        b.iter(|| {
+            for &s in &odd_slots {
+                black_box(odd_map.index_of_slot_into(Slot(s), &mut out).unwrap());
+                black_box(&out);
+            }
+        });
+    });
+    g.bench_function("rank4_odd_naive_div_mod", |b| {
+        b.iter(|| {
+            for &s in &odd_slots {
+                naive_index(black_box(&odd4), i64::try_from(s).unwrap(), &mut out);
+                black_box(&out);
+            }
+        });
+    });
     let tiled = PhysicalMap::new(shape(&[1024, 1024], &[1, 0], &[&[8, 128]]).as_array().unwrap()).unwrap();
     let mut out2 = [0i64; 2];
     g.bench_function("rank2_tiled_8x128_into", |b| {
