@@ -278,6 +278,9 @@ pub struct PhysicalMap {
     /// Every slot digit is a whole index entry (weight 1, one digit per dimension, no rank
     /// extension): untiled layouts, padded or not.
     plain: bool,
+    /// `plain`, every dimension written and nothing to check: every raw slot decodes straight
+    /// into an element (untiled, unpadded layouts without extent-1 dimensions).
+    direct: bool,
     /// Whether a decoded index can leave the bounds (legacy padding, or a top digit of a tiled
     /// dimension); for a plain layout every digit is below its dimension already.
     check_decoded: bool,
@@ -338,6 +341,7 @@ impl PhysicalMap {
             slot_digits: Box::default(),
             unwritten: Box::default(),
             plain: false,
+            direct: false,
             check_decoded: !plan.stages.is_empty() || crate::padding::is_padded(shape),
             raw_slots,
             storage_slots,
@@ -391,6 +395,7 @@ impl PhysicalMap {
         }
         self.unwritten = (0..rank).filter(|&d| !written[d]).collect();
         self.plain = slot_digits.iter().all(|d| d.weight == 1 && d.keep == 0 && d.phantom == 0);
+        self.direct = self.plain && self.unwritten.is_empty() && !self.check_decoded;
         let mut ranges = Vec::with_capacity(rank);
         let mut steps = Vec::new();
         for (d, mut chain) in per_dim.into_iter().enumerate() {
@@ -628,27 +633,44 @@ impl PhysicalMap {
     /// `slot` is not below [`storage_slots`](Self::storage_slots).
     #[inline]
     pub fn index_of_slot_into(&self, slot: Slot, out: &mut [i64]) -> Result<bool> {
-        if out.len() != self.bounds.len() {
-            return Err(Error::IndexRank { expected: self.bounds.len(), actual: out.len() });
-        }
-        if slot.0 >= self.storage_slots {
-            return Err(Error::OutOfRange {
-                what: "slot",
-                value: i64::try_from(slot.0).unwrap_or(i64::MAX),
-                bound: to_i64(self.storage_slots),
-            });
+        if out.len() != self.bounds.len() || slot.0 >= self.storage_slots {
+            return Err(self.slot_query_error(slot, out.len()));
         }
         if slot.0 >= self.raw_slots {
             return Ok(false);
         }
-        if let Forward::General(general) = &self.forward {
-            return Ok(general.index_of(slot.0, out));
+        Ok(match &self.forward {
+            Forward::General(general) => general.index_of(slot.0, out),
+            _ if self.direct => {
+                self.decode::<true>(slot.0, out);
+                true
+            }
+            _ => self.index_of_raw_slot(slot.0, out),
+        })
+    }
+
+    #[cold]
+    fn slot_query_error(&self, slot: Slot, len: usize) -> Error {
+        if len == self.bounds.len() {
+            Error::OutOfRange {
+                what: "slot",
+                value: i64::try_from(slot.0).unwrap_or(i64::MAX),
+                bound: to_i64(self.storage_slots),
+            }
+        } else {
+            Error::IndexRank { expected: self.bounds.len(), actual: len }
         }
+    }
+
+    /// [`index_of_slot_into`](Self::index_of_slot_into) for `n < raw_slots` and a form with
+    /// slot digits, beyond the plain case it handles inline.
+    #[inline(never)]
+    fn index_of_raw_slot(&self, n: u64, out: &mut [i64]) -> bool {
         for &d in &self.unwritten {
             out[d] = 0;
         }
-        let stray = if self.plain { self.decode::<true>(slot.0, out) } else { self.decode::<false>(slot.0, out) };
-        Ok(stray == 0 && (!self.check_decoded || out.iter().zip(self.bounds.iter()).all(|(&i, &b)| to_u64(i) < b)))
+        let stray = if self.plain { self.decode::<true>(n, out) } else { self.decode::<false>(n, out) };
+        stray == 0 && (!self.check_decoded || out.iter().zip(self.bounds.iter()).all(|(&i, &b)| to_u64(i) < b))
     }
 
     /// Writes the slot digits of `n < raw_slots` into the index; returns the non-zero bits of
