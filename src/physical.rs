@@ -906,9 +906,10 @@ mod tests {
 
     #[test]
     fn slot_digits_decode_every_form() {
-        // Plain (untiled, with an extent-1 dimension no digit writes), legacy-free tiled
+        // Direct (untiled), plain (untiled, with an extent-1 dimension no digit writes), tiled
         // digits with weights, and a rank extension (T(2,2) on a rank-1 array).
         for (m, rank) in [
+            (map(&[3, 4, 5], &[0, 2, 1], &[]), 3),
             (map(&[3, 1, 5], &[0, 2, 1], &[]), 3),
             (map(&[10, 12], &[1, 0], &[&[4, 4], &[2, 1]]), 2),
             (map(&[6], &[0], &[&[2, 2]]), 1),
