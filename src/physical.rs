@@ -908,12 +908,13 @@ mod tests {
     fn slot_digits_decode_every_form() {
         // Direct (untiled), plain (untiled, with an extent-1 dimension no digit writes), tiled
         // digits with weights, and a rank extension (T(2,2) on a rank-1 array).
-        for (m, rank) in [
-            (map(&[3, 4, 5], &[0, 2, 1], &[]), 3),
-            (map(&[3, 1, 5], &[0, 2, 1], &[]), 3),
-            (map(&[10, 12], &[1, 0], &[&[4, 4], &[2, 1]]), 2),
-            (map(&[6], &[0], &[&[2, 2]]), 1),
+        for (m, rank, form) in [
+            (map(&[3, 4, 5], &[0, 2, 1], &[]), 3, (true, true)),
+            (map(&[3, 1, 5], &[0, 2, 1], &[]), 3, (true, false)),
+            (map(&[10, 12], &[1, 0], &[&[4, 4], &[2, 1]]), 2, (false, false)),
+            (map(&[6], &[0], &[&[2, 2]]), 1, (false, false)),
         ] {
+            assert_eq!((m.plain, m.direct), form);
             let mut seen = 0;
             let mut out = vec![7i64; rank];
             for slot in 0..m.storage_slots() {
