@@ -68,15 +68,23 @@ pub(crate) const fn to_u64(value: i64) -> u64 {
 /// # Errors
 ///
 /// [`Error::IndexRank`], or [`Error::IndexOutOfBounds`] for the first bad entry.
+#[inline]
 pub(crate) fn check_index(bounds: &[u64], index: &[i64]) -> Result<()> {
-    if index.len() != bounds.len() {
-        return Err(Error::IndexRank { expected: bounds.len(), actual: index.len() });
+    if index.len() == bounds.len() && index.iter().zip(bounds).all(|(&i, &b)| to_u64(i) < b) {
+        Ok(())
+    } else {
+        Err(index_error(bounds, index))
     }
+}
+
+/// The error [`check_index`] reports, kept out of the checking path.
+#[cold]
+fn index_error(bounds: &[u64], index: &[i64]) -> Error {
     match index.iter().zip(bounds).position(|(&i, &b)| to_u64(i) >= b) {
-        Some(dimension) => {
-            Err(Error::IndexOutOfBounds { dimension, index: index[dimension], bound: to_i64(bounds[dimension]) })
+        Some(dimension) if index.len() == bounds.len() => {
+            Error::IndexOutOfBounds { dimension, index: index[dimension], bound: to_i64(bounds[dimension]) }
         }
-        None => Ok(()),
+        _ => Error::IndexRank { expected: bounds.len(), actual: index.len() },
     }
 }
 
@@ -466,6 +474,7 @@ impl PhysicalMap {
     ///
     /// [`Error::IndexRank`] for a wrong length, [`Error::IndexOutOfBounds`] for an entry that is
     /// negative or not below its dimension (so every index of a zero-element array).
+    #[inline]
     pub fn slot(&self, index: &[i64]) -> Result<Slot> {
         check_index(&self.bounds, index)?;
         Ok(self.slot_unchecked_bounds(index))
