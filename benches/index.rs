@@ -109,27 +109,31 @@ fn multi_to_slot(c: &mut Criterion) {
 fn slot_to_multi(c: &mut Criterion) {
     let mut g = c.benchmark_group("slot_to_multi");
     g.throughput(Throughput::Elements(BATCH as u64));
-    let dims4 = [16, 32, 8, 64];
-    let s4 = shape(&dims4, &[0, 2, 1, 3], &[]);
-    let map4 = PhysicalMap::new(s4.as_array().unwrap()).unwrap();
     let slots: Vec<u64> = indices::<1>(&[16 * 32 * 8 * 64]).iter().map(|i| u64::try_from(i[0]).unwrap()).collect();
-    let mut out = [0i64; 4];
-    g.bench_function("rank4_untiled_into", |b| {
-        b.iter(|| {
-            for &s in &slots {
-                black_box(map4.index_of_slot_into(Slot(s), &mut out).unwrap());
-                black_box(&out);
-            }
+    // Power-of-two extents, then extents where the multiply-shift reciprocals do real work.
+    for (name, dims) in [("rank4", [16, 32, 8, 64]), ("rank4_odd", [10, 20, 30, 40])] {
+        let s4 = shape(&dims, &[0, 2, 1, 3], &[]);
+        let map4 = PhysicalMap::new(s4.as_array().unwrap()).unwrap();
+        let count = u64::try_from(dims.iter().product::<i64>()).unwrap();
+        let slots: Vec<u64> = slots.iter().map(|&s| s % count).collect();
+        let mut out = [0i64; 4];
+        g.bench_function(format!("{name}_untiled_into"), |b| {
+            b.iter(|| {
+                for &s in &slots {
+                    black_box(map4.index_of_slot_into(Slot(s), &mut out).unwrap());
+                    black_box(&out);
+                }
+            });
         });
-    });
-    g.bench_function("rank4_naive_div_mod", |b| {
-        b.iter(|| {
-            for &s in &slots {
-                naive_index(black_box(&s4), i64::try_from(s).unwrap(), &mut out);
-                black_box(&out);
-            }
+        g.bench_function(format!("{name}_naive_div_mod"), |b| {
+            b.iter(|| {
+                for &s in &slots {
+                    naive_index(black_box(&s4), i64::try_from(s).unwrap(), &mut out);
+                    black_box(&out);
+                }
+            });
         });
-    });
+    }
     let tiled = PhysicalMap::new(shape(&[1024, 1024], &[1, 0], &[&[8, 128]]).as_array().unwrap()).unwrap();
     let mut out2 = [0i64; 2];
     g.bench_function("rank2_tiled_8x128_into", |b| {

@@ -9,9 +9,9 @@
 use crate::error::{Error, Result};
 use crate::index::multidimensional_index_to_linear_index;
 use crate::physical::to_i64;
-use crate::proto::LayoutProto;
 use crate::shape::{ArrayShape, Dim};
 use crate::size::elements_in;
+use crate::util::equal_ignoring_element_type;
 
 /// XLA's `ShapeUtil::TransposeIsBitcast`: whether transposing `input` into `output` by
 /// `dimension_mapping` (output dimension `i` is input dimension `mapping[i]`) keeps memory
@@ -133,7 +133,7 @@ pub fn is_reshape_or_transpose_bitcast(
     if !ignore_element_type && a.element_type() != b.element_type() {
         return Ok(false);
     }
-    if equal_ignoring_element_type(a, b) || reshape_is_bitcast(a, b, true)? {
+    if equal_ignoring_element_type(a.as_shape(), b.as_shape()) || reshape_is_bitcast(a, b, true)? {
         return Ok(true);
     }
     match deduce_transpose_dimensions_for_bitcast(a, b) {
@@ -158,30 +158,6 @@ fn deduce_transpose_dimensions_for_bitcast(input: ArrayShape<'_>, output: ArrayS
     let perm: Vec<usize> = inverse.iter().map(|&k| in_m2m.minor(k).index()).collect();
     let permuted = perm.iter().map(|&p| input.dimensions()[p]);
     permuted.eq(output.dimensions().iter().copied()).then(|| perm.iter().map(|&p| to_i64(p as u64)).collect())
-}
-
-/// `ShapeUtil::EqualIgnoringElementType` for two arrays: dimensions, dynamic flags (empty ≡ all
-/// static) and layouts (spec §6.4: tail padding 0 ≡ 1, format 0 ≡ DENSE,
-/// `dynamic_shape_metadata_prefix_bytes` not compared).
-fn equal_ignoring_element_type(a: ArrayShape<'_>, b: ArrayShape<'_>) -> bool {
-    let dynamic = |s: ArrayShape<'_>| (0..s.rank()).map(|d| s.is_dynamic_dimension(Dim(d))).collect::<Vec<_>>();
-    let normalized = |l: &LayoutProto| LayoutProto {
-        tail_padding_alignment_in_elements: l.tail_padding_alignment_in_elements.max(1),
-        format: if l.format == 0 { crate::proto::Format::Dense as i32 } else { l.format },
-        dynamic_shape_metadata_prefix_bytes: 0,
-        // Validated layouts carry only all-dense sparse-era lists.
-        dim_level_types: Vec::new(),
-        dim_unique: Vec::new(),
-        dim_ordered: Vec::new(),
-        ..l.clone()
-    };
-    a.dimensions() == b.dimensions()
-        && dynamic(a) == dynamic(b)
-        && match (a.layout(), b.layout()) {
-            (None, None) => true,
-            (Some(x), Some(y)) => normalized(x.proto()) == normalized(y.proto()),
-            _ => false,
-        }
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@
 use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
-use crate::physical::{to_i64, to_u64};
+use crate::physical::{check_index, to_i64, to_u64};
 use crate::shape::{ArrayShape, Dim};
 
 /// `D`, `P` and the layout order of an array, for the untiled functions.
@@ -40,18 +40,6 @@ impl Untiled {
             order: shape.minor_to_major().iter().map(Dim::index).collect(),
         })
     }
-}
-
-fn check_index(bounds: &[u64], index: &[i64]) -> Result<()> {
-    if index.len() != bounds.len() {
-        return Err(Error::IndexRank { expected: bounds.len(), actual: index.len() });
-    }
-    for (dimension, (&i, &b)) in index.iter().zip(bounds).enumerate() {
-        if to_u64(i) >= b {
-            return Err(Error::IndexOutOfBounds { dimension, index: i, bound: to_i64(b) });
-        }
-    }
-    Ok(())
 }
 
 fn overflow() -> Error {
@@ -322,16 +310,17 @@ pub fn try_for_each_index<E: From<Error>>(
         visit(&index)?;
         return Ok(());
     };
-    let (start, end, step) = (window.base[fast], window.end[fast], window.incr[fast]);
+    let (start, end) = (window.base[fast], window.end[fast]);
+    // incr ≥ 1 was checked; a step beyond usize leaves one position per sweep.
+    let step = usize::try_from(window.incr[fast]).unwrap_or(usize::MAX);
     loop {
-        // The fastest dimension in a tight loop; the odometer only turns between sweeps.
-        let mut i = start;
-        while i < end {
+        // The fastest dimension in a tight counted loop; the odometer only turns between
+        // sweeps.
+        for i in (start..end).step_by(step) {
             index[fast] = i;
             if !visit(&index)? {
                 return Ok(());
             }
-            i = i.saturating_add(step);
         }
         index[fast] = start;
         if !window.advance(&mut index, 1) {

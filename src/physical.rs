@@ -63,6 +63,31 @@ pub(crate) const fn to_u64(value: i64) -> u64 {
     value as u64
 }
 
+/// Checks an index against the bounds: `index.len()` is the rank and `0 ≤ index[d] < bounds[d]`.
+///
+/// # Errors
+///
+/// [`Error::IndexRank`], or [`Error::IndexOutOfBounds`] for the first bad entry.
+#[inline]
+pub(crate) fn check_index(bounds: &[u64], index: &[i64]) -> Result<()> {
+    if index.len() == bounds.len() && index.iter().zip(bounds).all(|(&i, &b)| to_u64(i) < b) {
+        Ok(())
+    } else {
+        Err(index_error(bounds, index))
+    }
+}
+
+/// The error [`check_index`] reports, kept out of the checking path.
+#[cold]
+fn index_error(bounds: &[u64], index: &[i64]) -> Error {
+    match index.iter().zip(bounds).position(|(&i, &b)| to_u64(i) >= b) {
+        Some(dimension) if index.len() == bounds.len() => {
+            Error::IndexOutOfBounds { dimension, index: index[dimension], bound: to_i64(bounds[dimension]) }
+        }
+        _ => Error::IndexRank { expected: bounds.len(), actual: index.len() },
+    }
+}
+
 /// A value known to be at most `i64::MAX` (every count, slot and extent after construction).
 #[allow(clippy::cast_possible_wrap)]
 pub(crate) const fn to_i64(value: u64) -> i64 {
@@ -112,18 +137,24 @@ struct Step {
 }
 
 /// One digit of a slot, most minor first, and where it goes in the multi-index.
+///
+/// Digit `k` is `q_k − extent_k · q_{k+1}` with `q_k = slot / Π_{j<k} extent_j`: every quotient
+/// comes straight from the slot (`above` divides by `Π_{j≤k} extent_j`), so the digits do not
+/// wait on one another as a chain of divisions would. Exact because
+/// `⌊⌊s/a⌋/b⌋ = ⌊s/(a·b)⌋` and [`Divisor`] is exact below 2^63, which every slot is
+/// (invariant 1). The digit lands branch-free:
+/// `index[dim] = (index[dim] & keep) + digit × weight`.
 #[derive(Debug, Clone, Copy)]
 struct SlotDigit {
-    extent: Divisor,
-    target: Target,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Target {
-    /// A rank-extension entry: an element has 0 here.
-    Phantom,
-    /// Adds `digit × weight` to `index[dim]`.
-    Dim { dim: usize, weight: u64 },
+    above: Divisor,
+    extent: u64,
+    dim: usize,
+    weight: u64,
+    /// 0 for the first digit of a dimension (it sets the entry, so nothing clears the index
+    /// beforehand), all ones for the later ones (they add).
+    keep: i64,
+    /// All ones for a rank-extension digit (an element has 0 there; `weight` is 0), else 0.
+    phantom: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -247,9 +278,17 @@ pub struct PhysicalMap {
     bounds: Box<[u64]>,
     strides: Box<[u64]>,
     forward: Forward,
-    /// The slot's digits, most minor first, for `Strided` and `Digits` (extent-1 digits left
+    /// The slot's digits, most minor first, for every form but `General` (extent-1 digits left
     /// out: they are always 0).
     slot_digits: Box<[SlotDigit]>,
+    /// Dimensions no slot digit writes (every digit has extent 1): always 0 in an element.
+    unwritten: Box<[usize]>,
+    /// Every slot digit is a whole index entry (weight 1, one digit per dimension, no rank
+    /// extension): untiled layouts, padded or not.
+    plain: bool,
+    /// `plain`, every dimension written and nothing to check: every raw slot decodes straight
+    /// into an element (untiled, unpadded layouts without extent-1 dimensions).
+    direct: bool,
     /// Whether a decoded index can leave the bounds (legacy padding, or a top digit of a tiled
     /// dimension); for a plain layout every digit is below its dimension already.
     check_decoded: bool,
@@ -308,6 +347,9 @@ impl PhysicalMap {
             strides: vec![0; rank].into(),
             forward: Forward::Strided,
             slot_digits: Box::default(),
+            unwritten: Box::default(),
+            plain: false,
+            direct: false,
             check_decoded: !plan.stages.is_empty() || crate::padding::is_padded(shape),
             raw_slots,
             storage_slots,
@@ -339,20 +381,29 @@ impl PhysicalMap {
         let rank = self.bounds.len();
         let mut per_dim: Vec<Vec<(u64, Option<u64>, u64)>> = vec![Vec::new(); rank];
         let mut slot_digits = Vec::new();
+        let mut written = vec![false; rank];
+        // Π of the extents so far; bounded by raw_slots (invariant 2).
+        let mut above = 1u64;
         for ((digit, &extent), &stride) in digits.iter().zip(extents).zip(strides).rev() {
-            let target = match *digit {
-                Digit::Phantom => Target::Phantom,
+            let (dim, weight, phantom) = match *digit {
+                Digit::Phantom => (0, 0, u64::MAX),
                 Digit::Of { dim, weight, radix } => {
                     if radix != Some(1) {
                         per_dim.get_mut(dim)?.push((weight, radix, stride));
                     }
-                    Target::Dim { dim, weight }
+                    (dim, weight, 0)
                 }
             };
             if extent != 1 {
-                slot_digits.push(SlotDigit { extent: Divisor::new(extent), target });
+                above *= extent;
+                let seen = phantom != 0 || std::mem::replace(written.get_mut(dim)?, true);
+                let keep = if seen { -1 } else { 0 };
+                slot_digits.push(SlotDigit { above: Divisor::new(above), extent, dim, weight, keep, phantom });
             }
         }
+        self.unwritten = (0..rank).filter(|&d| !written[d]).collect();
+        self.plain = slot_digits.iter().all(|d| d.weight == 1 && d.keep == 0 && d.phantom == 0);
+        self.direct = self.plain && self.unwritten.is_empty() && !self.check_decoded;
         let mut ranges = Vec::with_capacity(rank);
         let mut steps = Vec::new();
         for (d, mut chain) in per_dim.into_iter().enumerate() {
@@ -417,28 +468,15 @@ impl PhysicalMap {
         self.storage_bytes
     }
 
-    fn check_index(&self, index: &[i64]) -> Result<()> {
-        if index.len() != self.bounds.len() {
-            return Err(Error::IndexRank { expected: self.bounds.len(), actual: index.len() });
-        }
-        match index.iter().zip(self.bounds.iter()).position(|(&i, &b)| to_u64(i) >= b) {
-            Some(dimension) => Err(Error::IndexOutOfBounds {
-                dimension,
-                index: index[dimension],
-                bound: to_i64(self.bounds[dimension]),
-            }),
-            None => Ok(()),
-        }
-    }
-
     /// The slot of an element.
     ///
     /// # Errors
     ///
     /// [`Error::IndexRank`] for a wrong length, [`Error::IndexOutOfBounds`] for an entry that is
     /// negative or not below its dimension (so every index of a zero-element array).
+    #[inline]
     pub fn slot(&self, index: &[i64]) -> Result<Slot> {
-        self.check_index(index)?;
+        check_index(&self.bounds, index)?;
         Ok(self.slot_unchecked_bounds(index))
     }
 
@@ -492,18 +530,13 @@ impl PhysicalMap {
         if out.len() != indices.len() {
             return Err(Error::InvalidArgument(format!("{} indices but {} output slots", indices.len(), out.len())));
         }
-        let mut bounds = [0u64; N];
-        bounds.copy_from_slice(&self.bounds);
-        // Branch-free check over the batch; locate the culprit only on failure.
-        let in_bounds = indices
-            .iter()
-            .fold(true, |ok, index| ok & index.iter().zip(&bounds).fold(true, |ok, (&i, &b)| ok & (to_u64(i) < b)));
-        if !in_bounds {
+        // The check rides along with the arithmetic, branch-free; the culprit is located only on
+        // failure.
+        if !self.batch::<N, true>(indices, out) {
             for index in indices {
-                self.check_index(index)?;
+                check_index(&self.bounds, index)?;
             }
         }
-        self.slots_unchecked_bounds(indices, out);
         Ok(())
     }
 
@@ -512,31 +545,45 @@ impl PhysicalMap {
     /// unspecified slots, never a panic.
     #[inline]
     pub fn slots_unchecked_bounds<const N: usize>(&self, indices: &[[i64; N]], out: &mut [Slot]) {
-        if let Forward::Strided = self.forward {
-            let mut strides = [0u64; N];
-            for (s, &v) in strides.iter_mut().zip(self.strides.iter()) {
-                *s = v;
+        self.batch::<N, false>(indices, out);
+    }
+
+    /// The batch work: the map's per-dimension data copied into fixed `N` arrays, then
+    /// [`batch_loop`] with the slot arithmetic of the forward form. With `CHECK`, returns
+    /// whether every index was in bounds (`out` is then valid); without, `true`.
+    #[inline]
+    fn batch<const N: usize, const CHECK: bool>(&self, indices: &[[i64; N]], out: &mut [Slot]) -> bool {
+        let last = fixed::<u64, N>(&self.bounds).map(|b| b.wrapping_sub(1));
+        match &self.forward {
+            // Every stride and every in-bounds entry is below 2^32 when the slots are: then
+            // 32×32→64-bit products, which vectorize (`pmuludq`). An entry that loses bits is
+            // out of bounds (flagged, or promised away).
+            Forward::Strided if u32::try_from(self.raw_slots).is_ok() => {
+                let strides = fixed::<u64, N>(&self.strides);
+                batch_loop::<N, CHECK>(indices, out, last, move |index| {
+                    index.iter().zip(&strides).fold(0, |acc, (&i, &s)| acc + low_u32(to_u64(i)) * low_u32(s))
+                })
             }
-            for (index, o) in indices.iter().zip(out.iter_mut()) {
-                *o = Slot(
-                    index.iter().zip(&strides).fold(0u64, |acc, (&i, &s)| acc.wrapping_add(to_u64(i).wrapping_mul(s))),
-                );
+            Forward::Strided => {
+                let strides = fixed::<u64, N>(&self.strides);
+                batch_loop::<N, CHECK>(indices, out, last, move |index| {
+                    index.iter().zip(&strides).fold(0u64, |acc, (&i, &s)| acc.wrapping_add(to_u64(i).wrapping_mul(s)))
+                })
             }
-        } else if let Forward::Table { starts, offsets } = &self.forward {
-            let mut local = [0usize; N];
-            for (s, &v) in local.iter_mut().zip(starts.iter()) {
-                *s = v;
+            Forward::Table { starts, offsets } => {
+                // Dimension d's own entries: a look-up past them reads nothing and adds 0.
+                let tables: [&[u64]; N] = std::array::from_fn(|d| {
+                    let start = starts.get(d).copied().unwrap_or(0);
+                    offsets.get(start..start.saturating_add(to_usize(last[d].wrapping_add(1)))).unwrap_or_default()
+                });
+                batch_loop::<N, CHECK>(indices, out, last, move |index| {
+                    index.iter().zip(&tables).fold(0u64, |acc, (&i, table)| {
+                        acc.wrapping_add(table.get(to_usize(to_u64(i))).copied().unwrap_or(0))
+                    })
+                })
             }
-            for (index, o) in indices.iter().zip(out.iter_mut()) {
-                *o = Slot(table_slot(&local, offsets, index));
-            }
-        } else if let Forward::Digits { ranges, steps } = &self.forward {
-            for (index, o) in indices.iter().zip(out.iter_mut()) {
-                *o = Slot(digits_slot(ranges, steps, &self.strides, index));
-            }
-        } else {
-            for (index, o) in indices.iter().zip(out.iter_mut()) {
-                *o = self.slot_unchecked_bounds(index);
+            Forward::Digits { .. } | Forward::General(_) => {
+                batch_loop::<N, CHECK>(indices, out, last, |index| self.slot_unchecked_bounds(index).0)
             }
         }
     }
@@ -593,39 +640,75 @@ impl PhysicalMap {
     ///
     /// [`Error::IndexRank`] when `out` is not as long as the rank, [`Error::OutOfRange`] when
     /// `slot` is not below [`storage_slots`](Self::storage_slots).
+    #[inline]
     pub fn index_of_slot_into(&self, slot: Slot, out: &mut [i64]) -> Result<bool> {
-        if out.len() != self.bounds.len() {
-            return Err(Error::IndexRank { expected: self.bounds.len(), actual: out.len() });
-        }
-        if slot.0 >= self.storage_slots {
-            return Err(Error::OutOfRange {
-                what: "slot",
-                value: i64::try_from(slot.0).unwrap_or(i64::MAX),
-                bound: to_i64(self.storage_slots),
-            });
+        if out.len() != self.bounds.len() || slot.0 >= self.storage_slots {
+            return Err(self.slot_query_error(slot, out.len()));
         }
         if slot.0 >= self.raw_slots {
             return Ok(false);
         }
-        if let Forward::General(general) = &self.forward {
-            return Ok(general.index_of(slot.0, out));
+        Ok(match &self.forward {
+            Forward::General(general) => general.index_of(slot.0, out),
+            _ if self.direct => {
+                self.decode::<true>(slot.0, out);
+                true
+            }
+            _ => self.index_of_raw_slot(slot.0, out),
+        })
+    }
+
+    #[cold]
+    fn slot_query_error(&self, slot: Slot, len: usize) -> Error {
+        if len == self.bounds.len() {
+            Error::OutOfRange {
+                what: "slot",
+                value: i64::try_from(slot.0).unwrap_or(i64::MAX),
+                bound: to_i64(self.storage_slots),
+            }
+        } else {
+            Error::IndexRank { expected: self.bounds.len(), actual: len }
         }
-        out.fill(0);
-        let mut n = slot.0;
-        if let Some((top, lower)) = self.slot_digits.split_last() {
-            for digit in lower {
-                let q = digit.extent.div(n);
-                if !add_digit(out, digit.target, n - q * digit.extent.value) {
-                    return Ok(false);
+    }
+
+    /// [`index_of_slot_into`](Self::index_of_slot_into) for `n < raw_slots` and a form with
+    /// slot digits, beyond the plain case it handles inline.
+    #[inline(never)]
+    fn index_of_raw_slot(&self, n: u64, out: &mut [i64]) -> bool {
+        for &d in &self.unwritten {
+            out[d] = 0;
+        }
+        let stray = if self.plain { self.decode::<true>(n, out) } else { self.decode::<false>(n, out) };
+        stray == 0 && (!self.check_decoded || out.iter().zip(self.bounds.iter()).all(|(&i, &b)| to_u64(i) < b))
+    }
+
+    /// Writes the slot digits of `n < raw_slots` into the index; returns the non-zero bits of
+    /// rank-extension digits (0 for an element). `PLAIN` ([`PhysicalMap::plain`]): every digit
+    /// is a whole entry of its own dimension.
+    #[inline]
+    fn decode<const PLAIN: bool>(&self, n: u64, out: &mut [i64]) -> u64 {
+        let put = |out: &mut [i64], digit: &SlotDigit, value: u64| {
+            if PLAIN {
+                if let Some(entry) = out.get_mut(digit.dim) {
+                    *entry = to_i64(value);
                 }
-                n = q;
+                return 0;
             }
-            // n < raw_slots, so what is left is below the top extent.
-            if !add_digit(out, top.target, n) {
-                return Ok(false);
+            if let Some(entry) = out.get_mut(digit.dim) {
+                // A sum beyond i64::MAX wraps negative and fails the caller's bounds check.
+                *entry = (*entry & digit.keep).wrapping_add(to_i64(value.wrapping_mul(digit.weight)));
             }
+            value & digit.phantom
+        };
+        let Some((top, lower)) = self.slot_digits.split_last() else { return 0 };
+        let (mut below, mut stray) = (n, 0);
+        for digit in lower {
+            let above = digit.above.div(n);
+            stray |= put(out, digit, below - above * digit.extent);
+            below = above;
         }
-        Ok(!self.check_decoded || out.iter().zip(self.bounds.iter()).all(|(&i, &b)| to_u64(i) < b))
+        // n < raw_slots: what is left is below the top extent.
+        stray | put(out, top, below)
     }
 }
 
@@ -647,6 +730,62 @@ fn digits_slot(ranges: &[(usize, usize)], steps: &[Step], top_strides: &[u64], i
     slot
 }
 
+/// The batch loop: `out[k] = slot(indices[k])`, and with `CHECK` the bounds check of every
+/// entry riding along branch-free (`last[d] = bound[d] − 1`, wrapping). Out of line, so the
+/// per-dimension arrays arrive as plain values the vectorizer keeps in registers. Returns
+/// whether no entry was out of bounds (always `true` without `CHECK`).
+#[inline(never)]
+fn batch_loop<const N: usize, const CHECK: bool>(
+    indices: &[[i64; N]],
+    out: &mut [Slot],
+    last: [u64; N],
+    slot: impl Fn(&[i64; N]) -> u64,
+) -> bool {
+    let mut flags = [0u64; N];
+    for (index, o) in indices.iter().zip(out.iter_mut()) {
+        if CHECK {
+            flag_out_of_bounds(&mut flags, index, &last);
+        }
+        *o = Slot(slot(index));
+    }
+    none_flagged(&flags)
+}
+
+/// Flags, lane by lane, the entries of `index` outside `0 ≤ i < last + 1`: the top bit of
+/// `i | (last − i)` (wrapping) is set exactly for those. A negative `i` sets it itself; for
+/// `0 ≤ i < 2^63`, `last − i` wraps to at least `2^63` exactly when `i > last`, and a bound of 0
+/// makes `last = 2^64 − 1`, which flags every `i`. Lane-wise ORs keep the check branch-free and
+/// let it vectorize.
+#[inline]
+fn flag_out_of_bounds<const N: usize>(flags: &mut [u64; N], index: &[i64; N], last: &[u64; N]) {
+    for ((flag, &i), &l) in flags.iter_mut().zip(index).zip(last) {
+        *flag |= to_u64(i) | l.wrapping_sub(to_u64(i));
+    }
+}
+
+/// Whether no lane of [`flag_out_of_bounds`] flagged an entry.
+#[inline]
+fn none_flagged<const N: usize>(flags: &[u64; N]) -> bool {
+    flags.iter().fold(0, |acc, &f| acc | f) >> 63 == 0
+}
+
+/// A count or index as `usize` (`usize::MAX` if it does not fit, which no table reaches).
+#[inline]
+fn to_usize(value: u64) -> usize {
+    usize::try_from(value).unwrap_or(usize::MAX)
+}
+
+/// The low 32 bits of a value, widened back.
+#[inline]
+const fn low_u32(value: u64) -> u64 {
+    value & 0xFFFF_FFFF
+}
+
+/// A per-dimension slice as a fixed array (zeros if it is shorter; callers check the length).
+fn fixed<T: Copy + Default, const N: usize>(values: &[T]) -> [T; N] {
+    values.get(..N).and_then(|v| <[T; N]>::try_from(v).ok()).unwrap_or([T::default(); N])
+}
+
 /// The table forward map. An out-of-range entry reads no table entry and adds 0.
 #[inline]
 fn table_slot(starts: &[usize], offsets: &[u64], index: &[i64]) -> u64 {
@@ -654,19 +793,6 @@ fn table_slot(starts: &[usize], offsets: &[u64], index: &[i64]) -> u64 {
         let k = start.wrapping_add(usize::try_from(i).unwrap_or(usize::MAX));
         acc.wrapping_add(offsets.get(k).copied().unwrap_or(0))
     })
-}
-
-/// Adds one slot digit to the index; `false` when it is a non-zero rank-extension digit.
-#[inline]
-fn add_digit(out: &mut [i64], target: Target, digit: u64) -> bool {
-    match target {
-        Target::Phantom => digit == 0,
-        Target::Dim { dim, weight } => {
-            // A sum beyond i64::MAX wraps negative and fails the caller's bounds check.
-            out[dim] = out[dim].wrapping_add(to_i64(digit.wrapping_mul(weight)));
-            true
-        }
-    }
 }
 
 /// The slot of one element (builds a [`PhysicalMap`]; keep the map for many queries).
@@ -704,7 +830,111 @@ pub fn bit_offset(shape: ArrayShape<'_>, index: &[i64]) -> Result<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::Divisor;
+    use super::{Divisor, Forward, PhysicalMap, Slot, flag_out_of_bounds, none_flagged};
+    use crate::error::Error;
+    use crate::make::{LayoutSpec, make_shape_with_layout};
+    use crate::primitive::PrimitiveType;
+
+    fn map(dims: &[i64], m2m: &[i64], tiles: &[&[i64]]) -> PhysicalMap {
+        let s = make_shape_with_layout(PrimitiveType::F32, dims, &LayoutSpec::new(m2m).tiles(tiles)).unwrap();
+        PhysicalMap::new(s.as_array().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn branch_free_bounds_flags_match_the_comparison() {
+        let edges =
+            [i64::MIN, i64::MIN + 1, -2, -1, 0, 1, 2, 3, (1 << 32) - 1, 1 << 32, (1 << 32) + 1, i64::MAX - 1, i64::MAX];
+        for &bound in &[0i64, 1, 2, 3, 1 << 32, i64::MAX - 1, i64::MAX] {
+            let last = [u64::try_from(bound).unwrap().wrapping_sub(1)];
+            for &i in &edges {
+                let mut flags = [0u64];
+                flag_out_of_bounds(&mut flags, &[i], &last);
+                assert_eq!(none_flagged(&flags), (0..bound).contains(&i), "{i} in 0..{bound}");
+            }
+        }
+    }
+
+    #[test]
+    fn batches_agree_with_single_slots_on_every_form() {
+        // Narrow strided (slots just below 2^32), wide strided, table, digits, general.
+        let maps = [
+            (map(&[65_536, 65_535], &[0, 1], &[]), [65_536, 65_535]),
+            (map(&[100_000, 70_000], &[0, 1], &[]), [100_000, 70_000]),
+            (map(&[1000, 1000], &[1, 0], &[&[8, 128]]), [1000, 1000]),
+            (map(&[70_000, 300], &[1, 0], &[&[8, 128]]), [70_000, 300]),
+            (map(&[7, 300], &[1, 0], &[&[i64::MIN, 128]]), [7, 300]),
+        ];
+        let forms: Vec<&str> = maps
+            .iter()
+            .map(|(m, _)| match m.forward {
+                Forward::Strided if u32::try_from(m.raw_slots).is_ok() => "narrow",
+                Forward::Strided => "wide",
+                Forward::Table { .. } => "table",
+                Forward::Digits { .. } => "digits",
+                Forward::General(_) => "general",
+            })
+            .collect();
+        assert_eq!(forms, ["narrow", "wide", "table", "digits", "general"]);
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for (m, dims) in &maps {
+            let indices: Vec<[i64; 2]> = (0..500)
+                .map(|_| {
+                    std::array::from_fn(|d| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        i64::try_from(x % u64::try_from(dims[d]).unwrap()).unwrap()
+                    })
+                })
+                .chain([[0, 0], [dims[0] - 1, dims[1] - 1]])
+                .collect();
+            let single: Vec<Slot> = indices.iter().map(|i| m.slot(i).unwrap()).collect();
+            let (mut checked, mut fast) = (vec![Slot(0); indices.len()], vec![Slot(0); indices.len()]);
+            m.slots(&indices, &mut checked).unwrap();
+            m.slots_unchecked_bounds(&indices, &mut fast);
+            assert_eq!(checked, single);
+            assert_eq!(fast, single);
+            // One bad entry anywhere fails the batch with the single check's error; 2^32 would
+            // alias an in-bounds entry if only its low half were looked at.
+            for bad in [-1, dims[1], 1 << 32, (1 << 32) + 1, i64::MIN, i64::MAX] {
+                let mut batch = indices.clone();
+                batch[250][1] = bad;
+                let err = m.slots(&batch, &mut checked).unwrap_err();
+                assert!(matches!(err, Error::IndexOutOfBounds { dimension: 1, index, .. } if index == bad), "{err}");
+            }
+        }
+    }
+
+    #[test]
+    fn zero_element_batches_are_out_of_bounds() {
+        let m = map(&[0, 5], &[1, 0], &[]);
+        let mut out = [Slot(0)];
+        assert!(matches!(m.slots(&[[0, 0]], &mut out), Err(Error::IndexOutOfBounds { dimension: 0, .. })));
+        m.slots_unchecked_bounds(&[[0, 0]], &mut out); // no panic
+    }
+
+    #[test]
+    fn slot_digits_decode_every_form() {
+        // Direct (untiled), plain (untiled, with an extent-1 dimension no digit writes), tiled
+        // digits with weights, and a rank extension (T(2,2) on a rank-1 array).
+        for (m, rank, form) in [
+            (map(&[3, 4, 5], &[0, 2, 1], &[]), 3, (true, true)),
+            (map(&[3, 1, 5], &[0, 2, 1], &[]), 3, (true, false)),
+            (map(&[10, 12], &[1, 0], &[&[4, 4], &[2, 1]]), 2, (false, false)),
+            (map(&[6], &[0], &[&[2, 2]]), 1, (false, false)),
+        ] {
+            assert_eq!((m.plain, m.direct), form);
+            let mut seen = 0;
+            let mut out = vec![7i64; rank];
+            for slot in 0..m.storage_slots() {
+                if m.index_of_slot_into(Slot(slot), &mut out).unwrap() {
+                    assert_eq!(m.slot(&out).unwrap(), Slot(slot));
+                    seen += 1;
+                }
+            }
+            assert_eq!(seen, m.bounds.iter().product::<u64>());
+        }
+    }
 
     #[test]
     fn divisor_is_exact_below_2_pow_63() {

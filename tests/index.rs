@@ -222,6 +222,9 @@ fn x5_for_each_index_order_and_windows() {
     assert_eq!(visits(&s, &[1, 0], &[2, 6], &[1, 2]), [[1, 0], [1, 2], [1, 4], [2, 0], [2, 2], [2, 4]]);
     // count 0 pins the dimension.
     assert_eq!(visits(&s, &[1, 2], &[0, 3], &[1, 1]), [[1, 2], [1, 3], [1, 4]]);
+    // A step past the window visits its first position only, in any dimension.
+    assert_eq!(visits(&s, &[1, 1], &[2, 5], &[1, i64::MAX]), [[1, 1], [2, 1]]);
+    assert_eq!(visits(&s, &[1, 1], &[2, 5], &[i64::MAX, 3]), [[1, 1], [1, 4]]);
     // incr 0 → error (XLA loops forever); windows that leave the array → errors.
     assert!(for_each_index(a(&s), &[0, 0], &[4, 6], &[1, 0], |_| true).is_err());
     assert!(for_each_index(a(&s), &[0, 0], &[5, 6], &[1, 1], |_| true).is_err());

@@ -3,7 +3,7 @@
 //! spaces, the untiled check, and copying or comparing the layouts of two shapes.
 
 use super::equality::LayoutEqual;
-use super::{End, all_leaves, any_leaf, finish, layout_to_xla_form, map_arrays, to_i64, to_usize, too_deep, wrap};
+use super::{End, all_leaves, any_leaf, finish, map_arrays, to_i64, to_usize, too_deep, wrap};
 use crate::MAX_DEPTH;
 use crate::error::{Error, FieldPath, LayoutProblem, Result};
 use crate::layout::{Layout, LayoutBuf, MinorToMajor, Tile};
@@ -191,7 +191,7 @@ fn move_in_shape(shape: Shape<'_>, dimension: Dim, end: End) -> Result<ShapeBuf>
 }
 
 fn finish_layout(mut proto: LayoutProto) -> Result<LayoutBuf> {
-    layout_to_xla_form(&mut proto);
+    crate::codec::to_xla_form(&mut proto)?;
     LayoutBuf::try_from_proto(proto)
 }
 

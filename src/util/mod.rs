@@ -15,8 +15,8 @@
 //!   treated as having the default descending layout `{n-1,…,0}` wherever a layout is needed, and
 //!   stays without a layout where the operation only edits an existing one.
 //! * A function that builds a shape returns `Result<ShapeBuf>`: the result is put into XLA's form
-//!   (`is_dynamic_dimension` for every dimension, tail padding alignment 1 instead of 0) and
-//!   validated (optional-layout mode) before it is handed out. Where XLA would crash, these return
+//!   ([`crate::codec::to_xla_form`]: `is_dynamic_dimension` for every dimension, tail padding
+//!   alignment 1 instead of 0, …) and validated (optional-layout mode) before it is handed out. Where XLA would crash, these return
 //!   an [`Error`].
 //! * **Legacy padding (crate rule):** an operation that permutes, inserts or deletes logical
 //!   dimensions applies the same change to a non-empty legacy `padded_dimensions` (an inserted
@@ -59,36 +59,14 @@ pub use layout_ops::*;
 use crate::MAX_DEPTH;
 use crate::error::{Error, FieldPath, Result};
 use crate::primitive::PrimitiveType;
-use crate::proto::{LayoutProto, ShapeProto};
+use crate::proto::ShapeProto;
 use crate::shape::{ArrayShape, Shape, ShapeBuf, ShapeKind};
 
-/// Puts a proto the crate built into XLA's form and validates it (optional-layout mode).
+/// Puts a proto the crate built into XLA's form ([`crate::codec::to_xla_form`]) and validates it
+/// (optional-layout mode).
 fn finish(mut proto: ShapeProto) -> Result<ShapeBuf> {
-    to_xla_form(&mut proto, 1);
+    crate::codec::to_xla_form(&mut proto)?;
     ShapeBuf::try_from_proto_optional_layout(proto)
-}
-
-/// `is_dynamic_dimension` for every array dimension, and tail padding alignment 0 written as 1.
-/// Stops below [`MAX_DEPTH`]; validation then reports the depth.
-fn to_xla_form(shape: &mut ShapeProto, level: usize) {
-    if level > MAX_DEPTH {
-        return;
-    }
-    if PrimitiveType::from_i32(shape.element_type).is_some_and(PrimitiveType::is_array) {
-        shape.is_dynamic_dimension.resize(shape.dimensions.len(), false);
-    }
-    if let Some(layout) = shape.layout.as_deref_mut() {
-        layout_to_xla_form(layout);
-    }
-    for element in &mut shape.tuple_shapes {
-        to_xla_form(element, level.saturating_add(1));
-    }
-}
-
-fn layout_to_xla_form(layout: &mut LayoutProto) {
-    if layout.tail_padding_alignment_in_elements == 0 {
-        layout.tail_padding_alignment_in_elements = 1;
-    }
 }
 
 fn too_deep() -> Error {
