@@ -382,7 +382,9 @@ impl PhysicalMap {
         let mut per_dim: Vec<Vec<(u64, Option<u64>, u64)>> = vec![Vec::new(); rank];
         let mut slot_digits = Vec::new();
         let mut written = vec![false; rank];
-        // Π of the extents so far; bounded by raw_slots (invariant 2).
+        // Π of the extents so far. Bounded by raw_slots (invariant 2) only when no extent is 0:
+        // f32[0,4324,1299999994,…] has raw_slots 0 while the minor extents overflow, so the
+        // product is checked and an overflow falls back to the general form.
         let mut above = 1u64;
         for ((digit, &extent), &stride) in digits.iter().zip(extents).zip(strides).rev() {
             let (dim, weight, phantom) = match *digit {
@@ -395,7 +397,7 @@ impl PhysicalMap {
                 }
             };
             if extent != 1 {
-                above *= extent;
+                above = above.checked_mul(extent)?;
                 let seen = phantom != 0 || std::mem::replace(written.get_mut(dim)?, true);
                 let keep = if seen { -1 } else { 0 };
                 slot_digits.push(SlotDigit { above: Divisor::new(above), extent, dim, weight, keep, phantom });
