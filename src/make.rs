@@ -15,6 +15,18 @@
 //! assert_eq!(s.to_string(), "f32[2,3,4,5]{3,2,1,0}");
 //! ```
 
+// Reached by untrusted input: no panicking operation without a stated reason (tests are exempt).
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::arithmetic_side_effects
+    )
+)]
+
 use crate::error::{Error, FieldPath, LayoutProblem, Result};
 use crate::layout::LayoutBuf;
 use crate::primitive::PrimitiveType;
@@ -237,7 +249,7 @@ pub fn make_shape_with_layout(
     // Everything else in the layout is checked by strict validation, with paths in the shape.
     layout.check_tail_padding(FieldPath::root().field("layout"))?;
     let mut layout = layout.proto.clone();
-    let own_bits = element_type.byte_width().map_or(0, |bytes| i64::from(bytes) * 8);
+    let own_bits = element_type.byte_width().map_or(0, |bytes| i64::from(bytes).saturating_mul(8));
     if layout.element_size_in_bits == own_bits {
         layout.element_size_in_bits = 0;
     }

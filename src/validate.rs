@@ -88,6 +88,18 @@
 //! borrowed segments on the stack, so a valid shape costs no allocation for them (nor for
 //! anything else, up to rank 64).
 
+// Reached by untrusted input: no panicking operation without a stated reason (tests are exempt).
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::arithmetic_side_effects
+    )
+)]
+
 use std::collections::BTreeSet;
 
 use crate::MAX_DEPTH;
@@ -294,7 +306,7 @@ fn check_structure(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<(
                 return Err(malformed(path.field("layout"), StructureProblem::CannotHaveLayout { kind: "tuple" }));
             }
             for (i, element) in shape.tuple_shapes.iter().enumerate() {
-                check_structure(element, path.index("tuple_shapes", i), level + 1)?;
+                check_structure(element, path.index("tuple_shapes", i), level.saturating_add(1))?;
             }
             Ok(())
         }
@@ -318,7 +330,7 @@ fn check_structure(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<(
                 ));
             };
             // The wrapped array is one level below the buffer.
-            if level + 1 > MAX_DEPTH {
+            if level.saturating_add(1) > MAX_DEPTH {
                 return Err(Error::TooDeep { path: inner_path.to_field_path(), limit: MAX_DEPTH });
             }
             check_array_structure(inner, inner_type, inner_path)

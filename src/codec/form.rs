@@ -41,7 +41,7 @@ fn check_depth(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<()> {
         return Err(Error::TooDeep { path: path.to_field_path(), limit: MAX_DEPTH });
     }
     for (i, element) in shape.tuple_shapes.iter().enumerate() {
-        check_depth(element, path.index("tuple_shapes", i), level + 1)?;
+        check_depth(element, path.index("tuple_shapes", i), level.saturating_add(1))?;
     }
     Ok(())
 }

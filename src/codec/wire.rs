@@ -185,7 +185,8 @@ fn read_varint(data: &[u8], pos: &mut usize) -> Result<Varint, VarintError> {
     let rest = data.get(*pos..).unwrap_or_default();
     match rest.first() {
         Some(&byte) if byte < 0x80 => {
-            *pos += 1;
+            // `pos` is below `data.len()` (a byte was read there), so this cannot saturate.
+            *pos = pos.saturating_add(1);
             Ok(Varint { value: u64::from(byte), overlong: false })
         }
         Some(_) => read_varint_long(rest, pos),
@@ -196,12 +197,16 @@ fn read_varint(data: &[u8], pos: &mut usize) -> Result<Varint, VarintError> {
 fn read_varint_long(rest: &[u8], pos: &mut usize) -> Result<Varint, VarintError> {
     let mut value = 0u64;
     for (i, &byte) in rest.iter().take(10).enumerate() {
-        value |= u64::from(byte & 0x7f) << (7 * i);
+        // `take(10)` bounds `i` by 9, so the shift is at most 63.
+        #[allow(clippy::arithmetic_side_effects)]
+        let shift = 7 * i;
+        value |= u64::from(byte & 0x7f) << shift;
         if byte < 0x80 {
             if i == 9 && byte > 1 {
                 return Err(VarintError::Overflow);
             }
-            *pos += i + 1;
+            // `i + 1 ≤ 10` bytes were read past `pos`, inside `data`: this cannot saturate.
+            *pos = pos.saturating_add(i).saturating_add(1);
             // The last byte holds the highest seven bits; zero there means a shorter form exists.
             return Ok(Varint { value, overlong: byte == 0 });
         }
@@ -475,7 +480,7 @@ impl Scanner {
                             element_path.to_field_path()
                         });
                     })?;
-                    self.message(inner, body, element_path, depth + 1)?;
+                    self.message(inner, body, element_path, depth.saturating_add(1))?;
                 }
                 (Type::String, WireType::Len) => {
                     let index = frame.next_index(number);
@@ -609,7 +614,7 @@ impl Scanner {
                     }
                     return Err(self.malformed(path, &format!("group {number} ends with an end-group tag {inner}")));
                 }
-                self.skip(data, pos, inner, inner_type, path, level + 1)?;
+                self.skip(data, pos, inner, inner_type, path, level.saturating_add(1))?;
             },
             WireType::EndGroup | WireType::Invalid(_) => {
                 Err(self.malformed(path, &format!("unexpected end-group tag (field {number})")))
