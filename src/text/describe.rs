@@ -55,7 +55,8 @@ impl Description {
 impl fmt::Display for Description {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{}", self.title)?;
-        let width = self.lines.iter().map(|(label, _)| label.chars().count() + 1).max().unwrap_or(0).max(16);
+        let width =
+            self.lines.iter().map(|(label, _)| label.chars().count().saturating_add(1)).max().unwrap_or(0).max(16);
         for (label, value) in &self.lines {
             writeln!(f, "  {:<width$} {value}", format!("{label}:"))?;
         }

@@ -55,6 +55,10 @@ fn is_identifier_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
 }
 
+// Invariant: `pos` never exceeds `input.len()` and always sits on a character boundary. It only
+// moves past ASCII bytes just read, to the end of a `find`, or over one whole `char`, so the
+// additions cannot overflow (a `str` is at most `isize::MAX` bytes) and every slice is in bounds.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 impl<'a> Lexer<'a> {
     pub(crate) fn new(input: &'a str) -> Self {
         Self { input, pos: 0 }

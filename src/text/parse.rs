@@ -376,7 +376,7 @@ impl<'a> Parser<'a> {
     fn buffer(&mut self, level: usize) -> Result<ShapeProto> {
         let start = self.token.start;
         self.path.push(Segment::Element(0));
-        let inner = self.shape(level + 1)?;
+        let inner = self.shape(level.saturating_add(1))?;
         self.path.pop();
         if !PrimitiveType::from_i32(inner.element_type).is_some_and(PrimitiveType::is_array) {
             let kind = PrimitiveType::from_i32(inner.element_type).map_or("an invalid shape", validate::kind_name);
@@ -402,7 +402,7 @@ impl<'a> Parser<'a> {
         if self.token.kind != Kind::RParen {
             loop {
                 self.path.push(Segment::Element(elements.len()));
-                elements.push(self.shape(level + 1)?);
+                elements.push(self.shape(level.saturating_add(1))?);
                 self.path.pop();
                 if !self.eat(Kind::Comma) {
                     break;
@@ -590,7 +590,7 @@ impl<'a> Parser<'a> {
             self.bump();
             self.expect(Kind::LParen, "`(` after `P`")?;
             self.path.push(Segment::Physical { in_shape: level > 0 });
-            let physical = self.shape(level + 1)?;
+            let physical = self.shape(level.saturating_add(1))?;
             self.path.pop();
             self.expect(Kind::RParen, "`)` at the end of the physical shape")?;
             proto.physical_shape = Some(Box::new(physical));
@@ -629,7 +629,7 @@ impl<'a> Parser<'a> {
                         return Err(Error::SparseUnsupported { path, field, value: 0 });
                     }
                 }
-                count += 1;
+                count = count.saturating_add(1);
                 if !self.eat(Kind::Comma) {
                     break;
                 }
@@ -760,12 +760,13 @@ fn quote(input: &str, position: usize) -> String {
         return input.to_owned();
     }
     let mut start = position.saturating_sub(QUOTE_CONTEXT);
+    // 0 and `input.len()` are boundaries, so neither loop leaves the string.
     while !input.is_char_boundary(start) {
-        start -= 1;
+        start = start.saturating_sub(1);
     }
     let mut end = position.saturating_add(QUOTE_CONTEXT).min(input.len());
     while !input.is_char_boundary(end) {
-        end += 1;
+        end = end.saturating_add(1);
     }
     let prefix = if start > 0 { "…" } else { "" };
     let suffix = if end < input.len() { "…" } else { "" };

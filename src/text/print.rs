@@ -109,7 +109,7 @@ fn write_shape_at(out: &mut impl Write, shape: &ShapeProto, with_layout: bool, d
                         write!(out, "/*index={i}*/")?;
                     }
                 }
-                write_shape_at(out, element, with_layout, depth + 1)?;
+                write_shape_at(out, element, with_layout, depth.saturating_add(1))?;
             }
             out.write_char(')')
         }
@@ -119,7 +119,7 @@ fn write_shape_at(out: &mut impl Write, shape: &ShapeProto, with_layout: bool, d
                 if i > 0 {
                     out.write_str(", ")?;
                 }
-                write_shape_at(out, element, with_layout, depth + 1)?;
+                write_shape_at(out, element, with_layout, depth.saturating_add(1))?;
             }
             out.write_char(')')
         }
@@ -159,6 +159,9 @@ fn write_shape_at(out: &mut impl Write, shape: &ShapeProto, with_layout: bool, d
 
 /// Writes an integer without going through `format_args!`: the printer's hot path is mostly
 /// small integers.
+// A `u64` has at most 20 decimal digits, the length of `buf`, so `at` stays in `0..20`, and
+// `b'0' + digit` is an ASCII digit.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn write_int(out: &mut impl Write, value: i64) -> fmt::Result {
     let mut buf = [0u8; 20];
     let mut at = buf.len();
@@ -290,7 +293,7 @@ fn write_attributes(out: &mut impl Write, layout: &LayoutProto, depth: usize) ->
     }
     if let Some(physical) = &layout.physical_shape {
         out.write_str("P(")?;
-        write_shape_at(out, physical, true, depth + 1)?;
+        write_shape_at(out, physical, true, depth.saturating_add(1))?;
         out.write_char(')')?;
     }
     if layout.dynamic_shape_metadata_prefix_bytes > 0 {
