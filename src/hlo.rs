@@ -17,18 +17,6 @@
 //!
 //! Because a view skips every other field, it must never be re-encoded.
 
-// Reached by untrusted input: no panicking operation without a stated reason (tests are exempt).
-#![cfg_attr(
-    not(test),
-    warn(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::arithmetic_side_effects
-    )
-)]
-
 use std::fmt;
 
 use prost::Message;

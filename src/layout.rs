@@ -5,18 +5,6 @@
 //! `element_size_in_bits` packs sub-byte elements, `tail_padding_alignment_in_elements` rounds the
 //! slot count up, and the legacy `padded_dimensions` pad each logical dimension at its end.
 
-// Reached by untrusted input: no panicking operation without a stated reason (tests are exempt).
-#![cfg_attr(
-    not(test),
-    warn(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::arithmetic_side_effects
-    )
-)]
-
 use std::fmt;
 
 use crate::error::{Error, Result};

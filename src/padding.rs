@@ -16,6 +16,8 @@
 //! implemented this; the crate goes beyond it. Validation guarantees `P[d] ≥ D[d]`, no tiles
 //! alongside padding, and no unbounded dimension.
 
+#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // not yet audited (issue #6)
+
 use crate::error::{Error, Result};
 use crate::primitive::{Category, PrimitiveType};
 use crate::proto::PaddingValue;

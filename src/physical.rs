@@ -15,6 +15,8 @@
 //!        └─index_of_slot────┘   (None for a padding slot)
 //! ```
 
+#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // not yet audited (issue #6)
+
 use std::fmt;
 
 use crate::error::{Error, FieldPath, Result};

@@ -19,18 +19,6 @@
 //!    `minor_to_major`, tiles of positive sizes or `*`, legacy padding no smaller than the
 //!    dimensions, no sparse fields).
 
-// Reached by untrusted input: no panicking operation without a stated reason (tests are exempt).
-#![cfg_attr(
-    not(test),
-    warn(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::arithmetic_side_effects
-    )
-)]
-
 use std::fmt;
 
 use crate::error::{Error, Result};

@@ -29,6 +29,8 @@
 //! merging keeps the product), so every intermediate value of an in-bounds index is below the
 //! final slot count.
 
+#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // not yet audited (issue #6)
+
 use crate::error::{Error, FieldPath, LayoutProblem, Result};
 use crate::layout::{Tile, TileDim};
 use crate::shape::ArrayShape;

@@ -88,18 +88,6 @@
 //! borrowed segments on the stack, so a valid shape costs no allocation for them (nor for
 //! anything else, up to rank 64).
 
-// Reached by untrusted input: no panicking operation without a stated reason (tests are exempt).
-#![cfg_attr(
-    not(test),
-    warn(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::arithmetic_side_effects
-    )
-)]
-
 use std::collections::BTreeSet;
 
 use crate::MAX_DEPTH;

@@ -39,18 +39,6 @@
 //! `is_dynamic_dimension` stays that way. [`to_xla_form`] converts to the form XLA writes, on
 //! request.
 
-// Reached by untrusted input: no panicking operation without a stated reason (tests are exempt).
-#![cfg_attr(
-    not(test),
-    warn(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::arithmetic_side_effects
-    )
-)]
-
 mod form;
 mod wire;
 

@@ -34,18 +34,6 @@
 //! assert_eq!(util::delete_dimension(Dim(1), s.as_array().unwrap()).unwrap().to_string(), "f32[10,1000]{1,0}");
 //! ```
 
-// Reached by untrusted input: no panicking operation without a stated reason (tests are exempt).
-#![cfg_attr(
-    not(test),
-    warn(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::arithmetic_side_effects
-    )
-)]
-
 mod construction;
 mod dimensions;
 mod equality;
