@@ -27,8 +27,8 @@ pub fn text_loss_warning(shape: &ShapeBuf) -> Option<String> {
     }
     let fields = lost.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
     Some(format!(
-        "the XLA string `{shape}` omits {fields}: XLA text never holds legacy padding, so the string \
-         alone loses it (keep the serialized ShapeProto)"
+        "the XLA string `{shape}` omits {fields}: XLA text cannot hold them, so the string alone \
+         loses them (keep the serialized ShapeProto)"
     ))
 }
 
