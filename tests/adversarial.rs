@@ -11,6 +11,9 @@
 //! 10 MB string lexed to the end) takes about half the budget; the best of three runs counts, so
 //! a busy machine does not fail the test. Debug builds only run the operation.
 
+mod common;
+
+use common::bytes_from_hex;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -55,10 +58,6 @@ fn timed<T>(operation: &str, mut run: impl FnMut() -> T) -> T {
     panic!("{operation}: took {best:?}, more than {TIME_BUDGET:?}");
 }
 
-fn hex(text: &str) -> Vec<u8> {
-    text.split_whitespace().map(|b| u8::from_str_radix(b, 16).expect("hex byte")).collect()
-}
-
 /// Strict and lenient decoding of a `ShapeProto` both fail with [`Error::Decode`].
 fn assert_decode_error(case: &str, bytes: &[u8]) {
     guarded(case, || {
@@ -76,7 +75,7 @@ fn assert_decode_error(case: &str, bytes: &[u8]) {
 #[test]
 fn truncated_varints() {
     for bytes in ["10", "10 80", "10 0b 1a 80", "10 0b 1a 01 80", "80", "22 80"] {
-        assert_decode_error(&format!("truncated varint {bytes}"), &hex(bytes));
+        assert_decode_error(&format!("truncated varint {bytes}"), &bytes_from_hex(bytes));
     }
 }
 
@@ -86,11 +85,11 @@ fn over_long_varints() {
     for bytes in
         ["10 80 80 80 80 80 80 80 80 80 80 00", "10 ff ff ff ff ff ff ff ff ff 02", "80 80 80 80 80 80 80 80 80 80 01"]
     {
-        assert_decode_error(&format!("over-long varint {bytes}"), &hex(bytes));
+        assert_decode_error(&format!("over-long varint {bytes}"), &bytes_from_hex(bytes));
     }
     // Longer than needed but valid: strict decoding reports it, lenient decoding keeps the value
     // and says re-encoding changes the bytes.
-    let bytes = hex("10 8b 80 00");
+    let bytes = bytes_from_hex("10 8b 80 00");
     guarded("valid over-long varint", || {
         let strict = codec::decode::<ShapeProto>(&bytes[..]);
         assert!(
@@ -106,7 +105,7 @@ fn over_long_varints() {
 #[test]
 fn wire_types_6_and_7() {
     for bytes in ["0e", "0f", "16", "17", "10 0b fe 06", "10 0b ff 06"] {
-        assert_decode_error(&format!("wire type {bytes}"), &hex(bytes));
+        assert_decode_error(&format!("wire type {bytes}"), &bytes_from_hex(bytes));
     }
 }
 
@@ -115,11 +114,11 @@ fn groups() {
     // A known field written as a group, an end without a start, an unterminated group, a
     // mismatched end: not protobuf.
     for bytes in ["13 14", "1c", "9c 06", "9b 06", "9b 06 08 01", "9b 06 a4 06"] {
-        assert_decode_error(&format!("group {bytes}"), &hex(bytes));
+        assert_decode_error(&format!("group {bytes}"), &bytes_from_hex(bytes));
     }
     // A well-formed group of an unknown field: strict decoding rejects it, lenient decoding
     // reports it (groups are skipped whole, nested content included).
-    let bytes = hex("10 0b 9b 06 08 01 a3 06 a4 06 9c 06");
+    let bytes = bytes_from_hex("10 0b 9b 06 08 01 a3 06 a4 06 9c 06");
     guarded("unknown group", || {
         let strict = codec::decode::<ShapeProto>(&bytes[..]);
         assert!(
@@ -136,7 +135,7 @@ fn groups() {
 #[test]
 fn field_number_0() {
     for bytes in ["00", "02 00", "05 00 00 00 00", "01 00 00 00 00 00 00 00 00", "10 0b 00 00"] {
-        assert_decode_error(&format!("field 0 {bytes}"), &hex(bytes));
+        assert_decode_error(&format!("field 0 {bytes}"), &bytes_from_hex(bytes));
     }
 }
 
@@ -151,9 +150,9 @@ fn claimed_lengths_of_2_gib() {
         "9a 06 ff ff ff ff ff ff ff ff ff 01",
         "10 0b 2a 06 0a 80 80 80 80 08",
     ] {
-        assert_decode_error(&format!("2 GiB length {bytes}"), &hex(bytes));
+        assert_decode_error(&format!("2 GiB length {bytes}"), &bytes_from_hex(bytes));
     }
-    let program = hex("1a 80 80 80 80 08 78");
+    let program = bytes_from_hex("1a 80 80 80 80 08 78");
     guarded("2 GiB parameter name", || {
         let result = codec::decode::<ProgramShapeProto>(&program[..]);
         assert!(matches!(result, Err(Error::Decode { .. })), "{result:?}");
@@ -566,7 +565,7 @@ fn unknown_fields_are_never_dropped_silently() {
     for (site, path) in SITES.iter().enumerate() {
         for (number, wire_type, field) in UNKNOWN {
             let mut extra: [Vec<u8>; 6] = Default::default();
-            extra[site] = hex(field);
+            extra[site] = bytes_from_hex(field);
             let (_, bytes) = shape_with_unknowns(&extra);
             guarded(path, || {
                 let strict = codec::decode::<ShapeProto>(&bytes[..]).unwrap_err();
@@ -585,7 +584,7 @@ fn unknown_fields_are_never_dropped_silently() {
         }
     }
     // All of them at once: every one is reported, in input order.
-    let all = UNKNOWN.iter().map(|(_, _, field)| hex(field)).collect::<Vec<_>>().concat();
+    let all = UNKNOWN.iter().map(|(_, _, field)| bytes_from_hex(field)).collect::<Vec<_>>().concat();
     let (_, bytes) = shape_with_unknowns(&std::array::from_fn(|_| all.clone()));
     guarded("every site, every wire type", || {
         let Decoded { message, report } = codec::decode_lenient::<ShapeProto>(&bytes[..]).unwrap();
@@ -599,7 +598,7 @@ fn unknown_fields_are_never_dropped_silently() {
         assert_eq!(report.omitted_unknown_fields, 0);
     });
     // More than the report lists: the rest are counted, never dropped.
-    let many = hex(UNKNOWN[0].2).repeat(codec::MAX_REPORTED + 10);
+    let many = bytes_from_hex(UNKNOWN[0].2).repeat(codec::MAX_REPORTED + 10);
     let bytes = with_extra(&plain, &many);
     guarded("more unknown fields than the report lists", || {
         let report = codec::decode_lenient::<ShapeProto>(&bytes[..]).unwrap().report;
@@ -611,10 +610,12 @@ fn unknown_fields_are_never_dropped_silently() {
 fn unknown_fields_in_program_shapes_and_layouts() {
     let scalar = make::make_scalar_shape(PrimitiveType::F32).unwrap().into_proto();
     let (number, wire_type, field) = UNKNOWN[3];
-    let mut bytes =
-        with_extra(&ProgramShapeProto { parameter_names: vec!["x".into()], ..Default::default() }, &hex(field));
-    bytes.extend(submessage(1, &with_extra(&scalar, &hex(field))));
-    bytes.extend(submessage(2, &with_extra(&scalar, &hex(field))));
+    let mut bytes = with_extra(
+        &ProgramShapeProto { parameter_names: vec!["x".into()], ..Default::default() },
+        &bytes_from_hex(field),
+    );
+    bytes.extend(submessage(1, &with_extra(&scalar, &bytes_from_hex(field))));
+    bytes.extend(submessage(2, &with_extra(&scalar, &bytes_from_hex(field))));
     guarded("program shape", || {
         let Decoded { message, report } = codec::decode_lenient::<ProgramShapeProto>(&bytes[..]).unwrap();
         assert_eq!(message.to_string(), "(x: f32[]) -> f32[]");
@@ -626,7 +627,7 @@ fn unknown_fields_in_program_shapes_and_layouts() {
         );
         assert!(matches!(codec::decode::<ProgramShapeProto>(&bytes[..]), Err(Error::UnknownField { .. })));
     });
-    let layout = with_extra(&LayoutProto { minor_to_major: vec![1, 0], ..Default::default() }, &hex(field));
+    let layout = with_extra(&LayoutProto { minor_to_major: vec![1, 0], ..Default::default() }, &bytes_from_hex(field));
     guarded("layout", || {
         let report = codec::decode_lenient::<LayoutProto>(&layout[..]).unwrap().report;
         assert_eq!(report.unknown_fields.len(), 1);

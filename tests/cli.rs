@@ -3,7 +3,9 @@
 //! CLI issue are cited as `// issue: …`; spec vectors as in the other tests.
 #![cfg(feature = "cli")]
 
-use std::fmt::Write as _;
+mod common;
+
+use common::{bytes_from_hex, length_delimited_field_1, to_hex};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -65,17 +67,6 @@ fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not one JSON object ({e}): {text}"))
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::new(), |mut out, b| {
-        let _ = write!(out, "{b:02x}");
-        out
-    })
-}
-
-fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
-}
-
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hlo").join(name)
 }
@@ -113,7 +104,7 @@ fn decode_prints_the_string_with_layout() {
     assert_eq!(out.stdout, "f32[2,3]{0,1}\n");
     // The string cannot hold the legacy padding: said on stderr.
     assert!(out.stderr.contains("layout.padded_dimensions"), "{}", out.stderr);
-    let out = ok(&["decode"], &unhex(SEED_PADDED_HEX));
+    let out = ok(&["decode"], &bytes_from_hex(SEED_PADDED_HEX));
     assert_eq!(out.stdout, "f32[2,3]{0,1}\n");
 }
 
@@ -163,7 +154,7 @@ fn decode_names_unknown_fields_and_non_canonical_encodings() {
 #[test]
 fn decode_strict_unless_optional_layout() {
     // issue: validation is strict unless --optional-layout.
-    let no_layout = unhex("100b1a020203");
+    let no_layout = bytes_from_hex("100b1a020203");
     let out = fails(&["decode"], &no_layout, 1);
     assert_eq!(out.stdout, "f32[2,3]\n");
     assert!(out.stderr.contains("does not have a layout"), "{}", out.stderr);
@@ -177,7 +168,7 @@ fn decode_layouts_and_program_shapes() {
     assert_eq!(out.stdout, "{0,1}\n");
     assert!(out.stderr.contains("padded_dimensions"), "{}", out.stderr);
     // (f32[2]{0}) -> s32[]: parameters = 1, result = 2, parameter_names = 3.
-    let param = unhex("100b1a01022a060a0100800101320100");
+    let param = bytes_from_hex("100b1a01022a060a0100800101320100");
     let mut program = vec![0x0a, u8::try_from(param.len()).unwrap()];
     program.extend_from_slice(&param);
     program.extend_from_slice(&[0x12, 0x04, 0x10, 0x04, 0x2a, 0x00, 0x1a, 0x01, b'x']);
@@ -228,7 +219,7 @@ fn ten_megabyte_inputs_get_a_clean_answer() {
     let v = json(&fails(&["validate", "--json", file.to_str().unwrap()], b"", 1).stdout);
     assert_eq!(v["lossless"], false);
     // 10 MB of hex text, and 10 MB of garbage.
-    let out = ok(&["decode", "--hex", "--optional-layout"], hex(&big_shape(5 << 20)).as_bytes());
+    let out = ok(&["decode", "--hex", "--optional-layout"], to_hex(&big_shape(5 << 20)).as_bytes());
     assert_eq!(out.stdout, "f32[]\n");
     let garbage = vec![0x0b; 10 << 20];
     let out = fails(&["decode"], &garbage, 1);
@@ -283,7 +274,7 @@ fn encode_writes_xla_form_bytes() {
     // vectors.md B1: f32[2,3]{1,0} as XLA serializes it.
     let expected = "100b1a0202032a070a02010080010132020000";
     assert_eq!(ok(&["encode", "--hex", "f32[2,3]"], b"").stdout, format!("{expected}\n"));
-    assert_eq!(ok(&["encode", "f32[2,3]{1,0}"], b"").bytes, unhex(expected));
+    assert_eq!(ok(&["encode", "f32[2,3]{1,0}"], b"").bytes, bytes_from_hex(expected));
     let out = ok(&["encode", "--hex", "--type", "layout", "{1,0:T(8,128)}"], b"");
     assert_eq!(out.stdout, "0a02010032050a03088001800101\n");
     let v = json(&ok(&["encode", "--json", "f32[2, 3]{0,1}"], b"").stdout);
@@ -326,13 +317,13 @@ fn validate_prints_ok_or_the_error() {
     // issue: validate prints ok or the error.
     assert_eq!(ok(&["validate", "examples/data/seed_padded.pb"], b"").stdout, "ok\n");
     assert_eq!(ok(&["validate", "--hex"], SEED_PADDED_HEX.as_bytes()).stdout, "ok\n");
-    let no_layout = unhex("100b1a020203");
+    let no_layout = bytes_from_hex("100b1a020203");
     let out = fails(&["validate"], &no_layout, 1);
     assert_eq!(out.stdout, "");
     assert!(out.stderr.contains("does not have a layout"), "{}", out.stderr);
     assert_eq!(ok(&["validate", "--optional-layout"], &no_layout).stdout, "ok\n");
     // minor_to_major {0,0}.
-    let dup = unhex("100b1a0202032a040a020000");
+    let dup = bytes_from_hex("100b1a0202032a040a020000");
     assert!(fails(&["validate"], &dup, 1).stderr.contains("duplicate values"));
     fails(&["validate"], &[0xff], 1);
     fails(&["validate"], b"", 1);
@@ -564,25 +555,15 @@ fn hlo_lists_every_shape_as_xla_prints_it() {
     assert!(out.stdout.contains("main / outfeed / outfeed_shape / f32[2,3]{1,0}\n"), "{}", out.stdout);
 }
 
-/// A length-delimited field 1 around `inner` (`HloProto { hlo_module }`, `HloSnapshot { hlo }`).
-fn wrap(inner: &[u8]) -> Vec<u8> {
-    let mut out = vec![0x0a];
-    let mut len = inner.len();
-    while len >= 0x80 {
-        out.push(u8::try_from(len & 0x7f).unwrap() | 0x80);
-        len >>= 7;
-    }
-    out.push(u8::try_from(len).unwrap());
-    out.extend_from_slice(inner);
-    out
-}
-
 #[test]
 fn hlo_proto_snapshot_stdin_and_json() {
     let module = std::fs::read(fixture("matmul.pb")).unwrap();
     let listing = ok(&["hlo"], &module).stdout;
-    assert_eq!(ok(&["hlo", "--type", "proto"], &wrap(&module)).stdout, listing);
-    assert_eq!(ok(&["hlo", "--type", "snapshot"], &wrap(&wrap(&module))).stdout, listing);
+    assert_eq!(ok(&["hlo", "--type", "proto"], &length_delimited_field_1(&module)).stdout, listing);
+    assert_eq!(
+        ok(&["hlo", "--type", "snapshot"], &length_delimited_field_1(&length_delimited_field_1(&module))).stdout,
+        listing
+    );
     let v = json(&ok(&["hlo", "--json", fixture("tuple.pb").to_str().unwrap()], b"").stdout);
     assert_eq!(v["invalid"], 0);
     assert_eq!(v["total"].as_u64().unwrap(), v["shapes"].as_array().unwrap().len() as u64);
@@ -600,7 +581,7 @@ fn hlo_reports_invalid_shapes_and_unknown_fields() {
     assert_eq!(v["unknown_fields"][0]["field_number"], 99);
     assert_eq!(v["unknown_fields"][0]["site"], "host_program_shape");
     // A result with minor_to_major {0,0}: listed, marked, exit 1.
-    let bad_shape = unhex("100b1a0202032a040a020000");
+    let bad_shape = bytes_from_hex("100b1a0202032a040a020000");
     let mut program = vec![0x12, u8::try_from(bad_shape.len()).unwrap()];
     program.extend_from_slice(&bad_shape);
     let mut module = vec![0x22, u8::try_from(program.len()).unwrap()];

@@ -1,6 +1,9 @@
 //! The codec against the byte vectors of spec `schema.md` §5 and `vectors.md` §8 (B1–B4), the
 //! non-canonical and adversarial inputs, and the round-trip properties (README P4, P6).
 
+mod common;
+
+use common::bytes_from_hex;
 use proptest::prelude::*;
 use prost::Message;
 use xla_shape::codec::{self, Decoded, NonCanonical, UnknownField, XlaMessage};
@@ -10,10 +13,6 @@ use xla_shape::proto::{LayoutProto, PaddingValue, ProgramShapeProto, ShapeProto}
 use xla_shape::strategy::{ShapeConfig, array_shape, shape};
 use xla_shape::validate::{validate_layout, validate_layout_for_shape};
 use xla_shape::{Error, Layout, PrimitiveType, ProgramShape, Shape, ShapeBuf};
-
-fn hex(text: &str) -> Vec<u8> {
-    text.split_whitespace().map(|b| u8::from_str_radix(b, 16).unwrap()).collect()
-}
 
 /// Strict decode, an empty lenient report, and byte-identical re-encoding (README P6).
 fn decode_canonical<M: XlaMessage + std::fmt::Debug + PartialEq>(bytes: &[u8]) -> M {
@@ -95,7 +94,7 @@ fn b1() -> Vec<(&'static str, &'static str, ShapeBuf)> {
 #[test]
 fn b1_shapes_decode_validate_print_and_encode_byte_for_byte() {
     for (text, bytes, made) in b1() {
-        let bytes = hex(bytes);
+        let bytes = bytes_from_hex(bytes);
         let proto: ShapeProto = decode_canonical(&bytes);
         assert_eq!(&proto, made.proto(), "decoded fields of {text}");
         let shape = Shape::try_new(&proto).unwrap_or_else(|e| panic!("{text}: {e}"));
@@ -107,7 +106,7 @@ fn b1_shapes_decode_validate_print_and_encode_byte_for_byte() {
 #[test]
 fn b1_constructors_give_xla_bytes() {
     for (text, bytes, made) in b1() {
-        assert_eq!(codec::encode(made.proto()), hex(bytes), "{text}");
+        assert_eq!(codec::encode(made.proto()), bytes_from_hex(bytes), "{text}");
         assert_eq!(made.to_string(), text);
         // Already in XLA form: the conversion changes nothing.
         let mut converted = made.proto().clone();
@@ -119,7 +118,7 @@ fn b1_constructors_give_xla_bytes() {
 #[test]
 fn b1_decoded_fields() {
     // vectors.md B1, spelled out for the rows whose fields are least obvious.
-    let dynamic: ShapeProto = decode_canonical(&hex(
+    let dynamic: ShapeProto = decode_canonical(&bytes_from_hex(
         "10 0b 1a 0c 80 80 80 80 80 80 80 80 80 01 90 06 2a 07 0a 02 01 00 80 01 01 32 02 01 00",
     ));
     assert_eq!(dynamic.dimensions, [i64::MIN, 784]);
@@ -127,18 +126,18 @@ fn b1_decoded_fields() {
     let layout = dynamic.layout.as_deref().unwrap();
     assert_eq!((layout.minor_to_major.as_slice(), layout.tail_padding_alignment_in_elements), (&[1, 0][..], 1));
 
-    let s4: ShapeProto = decode_canonical(&hex("10 15 1a 01 08 2a 08 0a 01 00 38 04 80 01 01 32 01 00"));
+    let s4: ShapeProto = decode_canonical(&bytes_from_hex("10 15 1a 01 08 2a 08 0a 01 00 38 04 80 01 01 32 01 00"));
     assert_eq!(s4.element_type, PrimitiveType::S4.as_i32());
     assert_eq!(s4.layout.as_deref().unwrap().element_size_in_bits, 4);
 
     let buffer: ShapeProto =
-        decode_canonical(&hex("10 22 22 13 10 04 1a 02 03 04 2a 07 0a 02 01 00 80 01 01 32 02 00 00"));
+        decode_canonical(&bytes_from_hex("10 22 22 13 10 04 1a 02 03 04 2a 07 0a 02 01 00 80 01 01 32 02 00 00"));
     assert_eq!(buffer.element_type, PrimitiveType::BUFFER.as_i32());
     assert!(buffer.layout.is_none() && buffer.dimensions.is_empty());
     assert_eq!(buffer.tuple_shapes.len(), 1);
     assert_eq!(buffer.tuple_shapes[0].dimensions, [3, 4]);
 
-    let scalar: ShapeProto = decode_canonical(&hex("10 0b 2a 03 80 01 01"));
+    let scalar: ShapeProto = decode_canonical(&bytes_from_hex("10 0b 2a 03 80 01 01"));
     let layout = LayoutProto { tail_padding_alignment_in_elements: 1, ..LayoutProto::default() };
     assert_eq!(scalar, ShapeProto { element_type: 11, layout: Some(Box::new(layout)), ..ShapeProto::default() });
 }
@@ -162,7 +161,7 @@ fn b2_layouts() {
         ),
     ];
     for (text, bytes, spec) in rows {
-        let bytes = hex(bytes);
+        let bytes = bytes_from_hex(bytes);
         let proto: LayoutProto = decode_canonical(&bytes);
         let made = spec.build().unwrap();
         assert_eq!(&proto, made.proto(), "{text}");
@@ -170,10 +169,12 @@ fn b2_layouts() {
         assert_eq!(Layout::try_new(&proto).unwrap().to_string(), text);
     }
     let tiled: LayoutProto =
-        codec::decode(&hex("0a 02 01 00 32 0e 0a 0c 80 80 80 80 80 80 80 80 80 01 80 01 80 01 01")[..]).unwrap();
+        codec::decode(&bytes_from_hex("0a 02 01 00 32 0e 0a 0c 80 80 80 80 80 80 80 80 80 01 80 01 80 01 01")[..])
+            .unwrap();
     assert_eq!(tiled.tiles[0].dimensions, [i64::MIN, 128]);
     let split: LayoutProto =
-        codec::decode(&hex("0a 02 00 01 80 01 01 8a 01 03 12 01 03 8a 01 06 08 01 12 02 00 04")[..]).unwrap();
+        codec::decode(&bytes_from_hex("0a 02 00 01 80 01 01 8a 01 03 12 01 03 8a 01 06 08 01 12 02 00 04")[..])
+            .unwrap();
     assert_eq!(split.split_configs.len(), 2);
     assert_eq!((split.split_configs[0].dimension, split.split_configs[0].split_indices.as_slice()), (0, &[3][..]));
     assert_eq!((split.split_configs[1].dimension, split.split_configs[1].split_indices.as_slice()), (1, &[0, 4][..]));
@@ -181,7 +182,7 @@ fn b2_layouts() {
 
 #[test]
 fn b2_program_shape() {
-    let bytes = hex("0a 07 10 0b 2a 03 80 01 01 12 07 10 0b 2a 03 80 01 01 1a 01 78");
+    let bytes = bytes_from_hex("0a 07 10 0b 2a 03 80 01 01 12 07 10 0b 2a 03 80 01 01 1a 01 78");
     let proto: ProgramShapeProto = decode_canonical(&bytes);
     let f32_scalar = make::make_scalar_shape(PrimitiveType::F32).unwrap().into_proto();
     let expected = ProgramShapeProto {
@@ -200,14 +201,14 @@ fn b2_program_shape() {
 
 #[test]
 fn b3_minimal_shape_is_kept_minimal() {
-    let bytes = hex("10 0b 1a 02 02 03 2a 04 0a 02 01 00");
+    let bytes = bytes_from_hex("10 0b 1a 02 02 03 2a 04 0a 02 01 00");
     let mut proto: ShapeProto = decode_canonical(&bytes);
     assert!(proto.is_dynamic_dimension.is_empty());
     assert_eq!(proto.layout.as_deref().unwrap().tail_padding_alignment_in_elements, 0);
     assert_eq!(Shape::try_new(&proto).unwrap().to_string(), "f32[2,3]{1,0}");
     // Conversion to the XLA form only on request.
     codec::to_xla_form(&mut proto).unwrap();
-    assert_eq!(codec::encode(&proto), hex("10 0b 1a 02 02 03 2a 07 0a 02 01 00 80 01 01 32 02 00 00"));
+    assert_eq!(codec::encode(&proto), bytes_from_hex("10 0b 1a 02 02 03 2a 07 0a 02 01 00 80 01 01 32 02 00 00"));
 }
 
 #[test]
@@ -221,18 +222,19 @@ fn b3_legacy_dense_shapes() {
         ("10 0b 2a 02 20 01", "f32[]", "10 0b 2a 03 80 01 01"),
     ];
     for (bytes, text, xla_form) in rows {
-        let mut proto: ShapeProto = decode_canonical(&hex(bytes));
+        let mut proto: ShapeProto = decode_canonical(&bytes_from_hex(bytes));
         assert_eq!(proto.layout.as_deref().unwrap().format, xla_shape::proto::Format::Dense as i32);
         assert_eq!(Shape::try_new(&proto).unwrap().to_string(), text);
         codec::to_xla_form(&mut proto).unwrap();
-        assert_eq!(codec::encode(&proto), hex(xla_form), "{text} in XLA form");
+        assert_eq!(codec::encode(&proto), bytes_from_hex(xla_form), "{text} in XLA form");
     }
 }
 
 #[test]
 fn b3_legacy_padded_shapes() {
     // The seed example: f32[2,3]{0,1}, padded [3,5], ZERO_PAD, DENSE.
-    let seed: ShapeProto = decode_canonical(&hex("10 0b 1a 02 02 03 2a 0c 0a 02 00 01 12 02 03 05 18 01 20 01"));
+    let seed: ShapeProto =
+        decode_canonical(&bytes_from_hex("10 0b 1a 02 02 03 2a 0c 0a 02 00 01 12 02 03 05 18 01 20 01"));
     let layout = seed.layout.as_deref().unwrap();
     assert_eq!(layout.minor_to_major, [0, 1]);
     assert_eq!(layout.padded_dimensions, [3, 5]);
@@ -241,7 +243,7 @@ fn b3_legacy_padded_shapes() {
     assert_eq!(shape.to_string(), "f32[2,3]{0,1}"); // padding is never printed
     assert_eq!(shape.as_array().unwrap().padded_dimensions(), Some(&[3, 5][..]));
 
-    let wide: ShapeProto = decode_canonical(&hex("10 0b 1a 02 0a 14 2a 0a 0a 02 01 00 12 02 0f 15 20 01"));
+    let wide: ShapeProto = decode_canonical(&bytes_from_hex("10 0b 1a 02 0a 14 2a 0a 0a 02 01 00 12 02 0f 15 20 01"));
     assert_eq!(wide.dimensions, [10, 20]);
     assert_eq!(wide.layout.as_deref().unwrap().padded_dimensions, [15, 21]);
     assert_eq!(Shape::try_new(&wide).unwrap().to_string(), "f32[10,20]{1,0}");
@@ -250,7 +252,7 @@ fn b3_legacy_padded_shapes() {
 #[test]
 fn b3_legacy_layouts() {
     let f32_2x3 = ShapeProto { element_type: 11, dimensions: vec![2, 3], ..ShapeProto::default() };
-    let padded: LayoutProto = decode_canonical(&hex("0a 02 00 01 12 02 03 05 18 01 20 01"));
+    let padded: LayoutProto = decode_canonical(&bytes_from_hex("0a 02 00 01 12 02 03 05 18 01 20 01"));
     assert_eq!(
         padded,
         LayoutProto {
@@ -264,33 +266,34 @@ fn b3_legacy_layouts() {
     validate_layout_for_shape(&padded, &f32_2x3).unwrap();
 
     // LEGACY sparse: format SPARSE, max_sparse_elements 10.
-    let sparse: LayoutProto = decode_canonical(&hex("0a 01 00 20 02 28 0a"));
+    let sparse: LayoutProto = decode_canonical(&bytes_from_hex("0a 01 00 20 02 28 0a"));
     assert_eq!((sparse.format, sparse.max_sparse_elements), (2, 10));
     let f32_10 = ShapeProto { element_type: 11, dimensions: vec![10], ..ShapeProto::default() };
     assert!(matches!(validate_layout_for_shape(&sparse, &f32_10), Err(Error::SparseUnsupported { .. })));
     assert!(matches!(validate_layout(&sparse), Err(Error::SparseUnsupported { .. })));
 
     // `{1,0:D(D,C)}` (2022–2025 era).
-    let compressed: LayoutProto = decode_canonical(&hex("0a 02 01 00 4a 02 00 01 80 01 01"));
+    let compressed: LayoutProto = decode_canonical(&bytes_from_hex("0a 02 01 00 4a 02 00 01 80 01 01"));
     assert_eq!(compressed.dim_level_types, [0, 1]);
     let f32_10x10 = ShapeProto { element_type: 11, dimensions: vec![10, 10], ..ShapeProto::default() };
     assert!(matches!(validate_layout_for_shape(&compressed, &f32_10x10), Err(Error::SparseUnsupported { .. })));
 
     // All-dense sparse-era lists: valid, kept on decode, dropped by the XLA form.
-    let mut dense_lists: LayoutProto = decode_canonical(&hex("0a 02 01 00 6a 02 01 01 72 02 01 01 80 01 01"));
+    let mut dense_lists: LayoutProto =
+        decode_canonical(&bytes_from_hex("0a 02 01 00 6a 02 01 01 72 02 01 01 80 01 01"));
     assert_eq!(
         (dense_lists.dim_unique.as_slice(), dense_lists.dim_ordered.as_slice()),
         (&[true, true][..], &[true, true][..])
     );
     validate_layout_for_shape(&dense_lists, &f32_10x10).unwrap();
     codec::to_xla_form(&mut dense_lists).unwrap();
-    assert_eq!(codec::encode(&dense_lists), hex("0a 02 01 00 80 01 01"));
+    assert_eq!(codec::encode(&dense_lists), bytes_from_hex("0a 02 01 00 80 01 01"));
 }
 
 #[test]
 fn b3_negative_dimension_decodes_and_fails_validation() {
     // -1 is a 10-byte varint, which is canonical for a negative int64.
-    let proto: ShapeProto = decode_canonical(&hex("10 0b 1a 0a ff ff ff ff ff ff ff ff ff 01"));
+    let proto: ShapeProto = decode_canonical(&bytes_from_hex("10 0b 1a 0a ff ff ff ff ff ff ff ff ff 01"));
     assert_eq!(proto.dimensions, [-1]);
     assert!(matches!(Shape::try_new_optional_layout(&proto), Err(Error::InvalidDimension { index: 0, size: -1, .. })));
 }
@@ -300,7 +303,7 @@ fn b3_negative_dimension_decodes_and_fails_validation() {
 
 #[test]
 fn b4_unknown_field_at_root() {
-    let bytes = hex("10 0b 98 06 01");
+    let bytes = bytes_from_hex("10 0b 98 06 01");
     let err = codec::decode::<ShapeProto>(&bytes[..]).unwrap_err();
     assert_eq!(err, Error::UnknownField { path: FieldPath::root(), field_number: 99, wire_type: WireType::Varint });
     assert_eq!(err.path().unwrap().as_str(), "");
@@ -314,30 +317,30 @@ fn b4_unknown_field_at_root() {
     );
     assert!(report.non_canonical.is_empty());
     assert!(!report.is_lossless() && report.is_canonical());
-    assert_eq!(codec::encode(&message), hex("10 0b"));
+    assert_eq!(codec::encode(&message), bytes_from_hex("10 0b"));
 }
 
 #[test]
 fn b4_reserved_rank_is_unknown() {
-    let err = codec::decode::<ShapeProto>(&hex("08 02 10 0b")[..]).unwrap_err();
+    let err = codec::decode::<ShapeProto>(&bytes_from_hex("08 02 10 0b")[..]).unwrap_err();
     assert_eq!(err, Error::UnknownField { path: FieldPath::root(), field_number: 1, wire_type: WireType::Varint });
 }
 
 #[test]
 fn b4_nested_unknown_field() {
-    let bytes = hex("10 0b 2a 03 98 06 01");
+    let bytes = bytes_from_hex("10 0b 2a 03 98 06 01");
     let err = codec::decode::<ShapeProto>(&bytes[..]).unwrap_err();
     assert_eq!(err, Error::UnknownField { path: "layout".into(), field_number: 99, wire_type: WireType::Varint });
     let report = codec::decode_lenient::<ShapeProto>(&bytes[..]).unwrap().report;
     assert_eq!(report.unknown_fields[0].path.as_str(), "layout");
 
     // Deeper: in the layout of the second tuple element, and in a tile.
-    let deep = hex("10 0d 22 02 10 0b 22 07 10 0b 2a 03 98 06 01 22 06 2a 04 32 02 10 01");
+    let deep = bytes_from_hex("10 0d 22 02 10 0b 22 07 10 0b 2a 03 98 06 01 22 06 2a 04 32 02 10 01");
     let report = codec::decode_lenient::<ShapeProto>(&deep[..]).unwrap().report;
     let found: Vec<(&str, u32)> = report.unknown_fields.iter().map(|f| (f.path.as_str(), f.field_number)).collect();
     assert_eq!(found, [("tuple_shapes[1].layout", 99), ("tuple_shapes[2].layout.tiles[0]", 2)]);
     // A program shape's parameter and result.
-    let program = hex("0a 02 08 01 12 03 98 06 01");
+    let program = bytes_from_hex("0a 02 08 01 12 03 98 06 01");
     let report = codec::decode_lenient::<ProgramShapeProto>(&program[..]).unwrap().report;
     let found: Vec<&str> = report.unknown_fields.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(found, ["parameters[0]", "result"]);
@@ -346,7 +349,8 @@ fn b4_nested_unknown_field() {
 #[test]
 fn unknown_fields_of_every_wire_type() {
     // Field 99 as fixed64, length-delimited, a group (with a nested field) and fixed32.
-    let bytes = hex("10 0b 99 06 01 02 03 04 05 06 07 08 9a 06 02 aa bb 9b 06 08 01 9c 06 9d 06 01 02 03 04");
+    let bytes =
+        bytes_from_hex("10 0b 99 06 01 02 03 04 05 06 07 08 9a 06 02 aa bb 9b 06 08 01 9c 06 9d 06 01 02 03 04");
     let Decoded { message, report } = codec::decode_lenient::<ShapeProto>(&bytes[..]).unwrap();
     assert_eq!(message.element_type, 11);
     let types: Vec<WireType> = report.unknown_fields.iter().map(|f| f.wire_type).collect();
@@ -385,7 +389,7 @@ const NON_CANONICAL: &[(&str, &str, u32, NonCanonicalKind)] = &[
 #[test]
 fn non_canonical_encodings_are_reported() {
     for &(bytes, path, field_number, kind) in NON_CANONICAL {
-        let input = hex(bytes);
+        let input = bytes_from_hex(bytes);
         let expected = NonCanonical { path: path.into(), field_number, kind };
         assert_eq!(codec::decode::<ShapeProto>(&input[..]).unwrap_err(), Error::from(expected.clone()), "{bytes}");
         let Decoded { message, report } = codec::decode_lenient::<ShapeProto>(&input[..]).unwrap();
@@ -399,7 +403,7 @@ fn non_canonical_encodings_are_reported() {
 #[test]
 fn negative_values_are_canonical_at_ten_bytes() {
     // int64 -1 and an enum -1 (sign-extended to 64 bits) are minimal at 10 bytes.
-    let bytes = hex("10 ff ff ff ff ff ff ff ff ff 01 1a 0a ff ff ff ff ff ff ff ff ff 01");
+    let bytes = bytes_from_hex("10 ff ff ff ff ff ff ff ff ff 01 1a 0a ff ff ff ff ff ff ff ff ff 01");
     let proto: ShapeProto = decode_canonical(&bytes);
     assert_eq!((proto.element_type, proto.dimensions.as_slice()), (-1, &[-1][..]));
 }
@@ -407,7 +411,7 @@ fn negative_values_are_canonical_at_ten_bytes() {
 #[test]
 fn non_canonical_findings_are_listed_once_per_field() {
     // Three unpacked dimensions, each with an over-long varint: one entry per kind.
-    let report = codec::decode_lenient::<ShapeProto>(&hex("18 82 00 18 83 00 18 84 00")[..]).unwrap().report;
+    let report = codec::decode_lenient::<ShapeProto>(&bytes_from_hex("18 82 00 18 83 00 18 84 00")[..]).unwrap().report;
     let kinds: Vec<(&str, NonCanonicalKind)> = report.non_canonical.iter().map(|f| (f.path.as_str(), f.kind)).collect();
     assert_eq!(
         kinds,
@@ -430,7 +434,7 @@ fn report_is_capped_but_counts_everything() {
 #[test]
 fn decode_accepts_slices_bytes_and_chained_bufs() {
     use bytes::Buf;
-    let bytes = hex("10 0b 2a 03 80 01 01");
+    let bytes = bytes_from_hex("10 0b 2a 03 80 01 01");
     let from_slice: ShapeProto = codec::decode(&bytes[..]).unwrap();
     let from_bytes: ShapeProto = codec::decode(bytes::Bytes::from(bytes.clone())).unwrap();
     let chained: ShapeProto = codec::decode((&bytes[..3]).chain(&bytes[3..])).unwrap();
@@ -491,14 +495,14 @@ fn malformed_bytes_are_decode_errors() {
         ("10 0b 2a 04 0a 05 01 00", "length 5 exceeds the 2 remaining bytes at layout.minor_to_major"),
     ];
     for (bytes, expected) in cases {
-        let reason = decode_error(&hex(bytes));
+        let reason = decode_error(&bytes_from_hex(bytes));
         assert!(reason.contains(expected), "{bytes}: {reason:?} lacks {expected:?}");
     }
 }
 
 #[test]
 fn invalid_utf8_parameter_name_is_a_decode_error() {
-    let bytes = hex("12 00 1a 01 ff");
+    let bytes = bytes_from_hex("12 00 1a 01 ff");
     let err = codec::decode::<ProgramShapeProto>(&bytes[..]).unwrap_err();
     assert_eq!(
         err.to_string(),

@@ -1,6 +1,9 @@
 //! Real HLO modules from jaxlib (tests/fixtures/hlo): every shape they hold decodes, validates,
 //! and prints exactly as XLA printed it in the module text.
 
+mod common;
+
+use common::length_delimited_field_1;
 use std::fs;
 use std::path::Path;
 
@@ -85,18 +88,8 @@ fn outfeed_and_operand_layout_constraints_are_listed() {
 fn hlo_proto_and_snapshot_wrappers_decode_to_the_same_module() {
     let bytes = fixture("matmul.pb");
     let module = decode_module(&bytes, HloMessage::Module).unwrap();
-    // HloProto { hlo_module = 1 }, HloSnapshot { hlo = 1 }: wrap the module bytes by hand.
-    let wrap = |inner: &[u8]| {
-        let mut out = vec![0x0a];
-        let mut len = inner.len();
-        while len >= 0x80 {
-            out.push(u8::try_from(len & 0x7f).unwrap() | 0x80);
-            len >>= 7;
-        }
-        out.push(u8::try_from(len).unwrap());
-        out.extend_from_slice(inner);
-        out
-    };
+    // HloProto { hlo_module = 1 }, HloSnapshot { hlo = 1 }.
+    let wrap = length_delimited_field_1;
     let proto = wrap(&bytes);
     let snapshot = wrap(&proto);
     assert_eq!(decode_module(&proto, HloMessage::Proto).unwrap(), module);

@@ -1,6 +1,9 @@
 //! Constructors (spec `linearization.md` §6.1): results, XLA's error wording, and the XLA form of
 //! every proto they build (vectors.md B1/B2 bytes, groups 25, 27, 29, 48, 71, 76).
 
+mod common;
+
+use common::bytes_from_hex;
 use prost::Message;
 use xla_shape::error::LayoutProblem;
 use xla_shape::make::{
@@ -13,10 +16,6 @@ use xla_shape::proto::{PaddingValue, ShapeProto};
 use xla_shape::{Error, LayoutBuf, PrimitiveType as T, ShapeBuf};
 
 const MIN: i64 = i64::MIN;
-
-fn hex(bytes: &str) -> Vec<u8> {
-    bytes.split_whitespace().map(|b| u8::from_str_radix(b, 16).unwrap()).collect()
-}
 
 /// XLA form (schema.md §4): every array has one dynamic flag per dimension and a layout with
 /// `tail_padding_alignment_in_elements` ≥ 1; checked through tuples and buffers.
@@ -37,14 +36,14 @@ fn assert_xla_form(shape: &ShapeProto) {
 fn check_shape(shape: &ShapeBuf, text: &str, bytes: &str) {
     assert_xla_form(shape.proto());
     assert_eq!(shape.to_string(), text);
-    assert_eq!(shape.proto().encode_to_vec(), hex(bytes), "bytes of {text}");
+    assert_eq!(shape.proto().encode_to_vec(), bytes_from_hex(bytes), "bytes of {text}");
 }
 
 #[track_caller]
 fn check_layout(layout: &LayoutBuf, text: &str, bytes: &str) {
     assert_eq!(layout.proto().tail_padding_alignment_in_elements, 1);
     assert_eq!(layout.to_string(), text);
-    assert_eq!(layout.proto().encode_to_vec(), hex(bytes), "bytes of {text}");
+    assert_eq!(layout.proto().encode_to_vec(), bytes_from_hex(bytes), "bytes of {text}");
 }
 
 #[track_caller]
@@ -471,7 +470,7 @@ fn padded_layouts() {
     assert_eq!(l.to_string(), "{0,1}");
     assert_eq!(l.view().padded_dimensions(), Some(&[3, 5][..]));
     assert_eq!(l.view().padding_value(), PaddingValue::ZeroPad as i32);
-    assert_eq!(l.proto().encode_to_vec(), hex("0a 02 00 01 12 02 03 05 18 01 80 01 01"));
+    assert_eq!(l.proto().encode_to_vec(), bytes_from_hex("0a 02 00 01 12 02 03 05 18 01 80 01 01"));
 }
 
 #[test]

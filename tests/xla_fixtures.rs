@@ -4,6 +4,9 @@
 //! differs (the DV list in `xla_shape::validate`). Each exception below is listed by input and
 //! names its reason, so a new disagreement fails the test.
 
+mod common;
+
+use common::{bytes_from_hex, to_hex};
 use std::fs;
 use std::path::Path;
 
@@ -17,18 +20,6 @@ use xla_shape::{Error, ProgramShape, Shape};
 fn records(name: &str) -> Vec<Value> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
     fs::read_to_string(path).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut out, b| {
-        let _ = write!(out, "{b:02x}");
-        out
-    })
-}
-
-fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
 }
 
 fn field<'a>(record: &'a Value, key: &str) -> Option<&'a str> {
@@ -73,7 +64,7 @@ fn shape_strings_parse_print_and_serialize_as_xla() {
                     continue;
                 }
                 if let Some(expected) = field(&record, "proto_hex") {
-                    assert_eq!(hex(&proto.encode_to_vec()), expected, "bytes of {input:?}");
+                    assert_eq!(to_hex(&proto.encode_to_vec()), expected, "bytes of {input:?}");
                 }
                 if let Some(expected) = field(&record, "with_layout") {
                     assert_eq!(proto.to_string(), expected, "{input:?}");
@@ -137,7 +128,7 @@ fn layout_strings_parse_print_and_serialize_as_xla() {
             // PjRtLayout drops the memory space on this path (fixture README).
             Ok(_) if input.contains("S(") => {}
             Ok(proto) => {
-                assert_eq!(hex(&proto.encode_to_vec()), field(&record, "proto_hex").unwrap(), "{input:?}");
+                assert_eq!(to_hex(&proto.encode_to_vec()), field(&record, "proto_hex").unwrap(), "{input:?}");
                 assert_eq!(proto.to_string(), field(&record, "printed").unwrap(), "{input:?}");
                 checked += 1;
             }
@@ -156,7 +147,7 @@ fn layout_protos_convert_as_xla() {
             // XLA's binding ignores a protobuf parse failure here, so the record says nothing.
             continue;
         }
-        let decoded = decode_lenient::<LayoutProto>(&unhex(field(&record, "input_hex").unwrap())[..]).unwrap();
+        let decoded = decode_lenient::<LayoutProto>(&bytes_from_hex(field(&record, "input_hex").unwrap())[..]).unwrap();
         let verdict = xla_shape::validate::validate_layout(&decoded.message);
         if field(&record, "status") == Some("ok") {
             // `Layout::FromProto` only converts; sparse and legacy fields are dropped, and
@@ -216,7 +207,7 @@ fn shape_protos_validate_as_xla() {
         if name.starts_with("nested tuple depth") {
             continue; // nesting_depth_against_xla
         }
-        let bytes = unhex(field(&record, "input_hex").unwrap());
+        let bytes = bytes_from_hex(field(&record, "input_hex").unwrap());
         let xla_ok = field(&record["module"], "status") == Some("ok");
         // Optional-layout validation is what XLA's module loading runs.
         let ours: Result<String, Error> = if field(&record, "input_message") == Some("ProgramShapeProto") {

@@ -1,0 +1,31 @@
+//! Helpers shared by the integration tests (each test binary uses a subset).
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+
+/// Bytes from hex text; whitespace is ignored, so both `0a 01` and `0a01` read the same.
+pub fn bytes_from_hex(text: &str) -> Vec<u8> {
+    let digits: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    digits.chunks(2).map(|pair| u8::from_str_radix(std::str::from_utf8(pair).unwrap(), 16).expect("hex byte")).collect()
+}
+
+/// Lowercase hex, no separators.
+pub fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::new(), |mut out, b| {
+        let _ = write!(out, "{b:02x}");
+        out
+    })
+}
+
+/// `inner` as length-delimited field 1 (`HloProto { hlo_module }`, `HloSnapshot { hlo }`).
+pub fn length_delimited_field_1(inner: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x0a];
+    let mut len = inner.len();
+    while len >= 0x80 {
+        out.push(u8::try_from(len & 0x7f).unwrap() | 0x80);
+        len >>= 7;
+    }
+    out.push(u8::try_from(len).unwrap());
+    out.extend_from_slice(inner);
+    out
+}
