@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::layout::{Layout, MinorToMajor};
 use crate::primitive::PrimitiveType;
 use crate::proto::{ProgramShapeProto, ShapeProto};
-use crate::validate::{LayoutMode, validate_program_shape, validate_shape};
+use crate::validate::{LayoutMode, validate_shape, validated_result};
 
 /// A logical dimension number (0 = the first entry of `dimensions`), kept apart from sizes and
 /// offsets.
@@ -425,6 +425,8 @@ impl fmt::Debug for TupleShape<'_> {
 #[derive(Clone, Copy)]
 pub struct ProgramShape<'a> {
     proto: &'a ProgramShapeProto,
+    /// The validated result (validation rejects a program shape without one).
+    result: Shape<'a>,
 }
 
 impl<'a> ProgramShape<'a> {
@@ -434,8 +436,7 @@ impl<'a> ProgramShape<'a> {
     ///
     /// See [`crate::validate::validate_program_shape`].
     pub fn try_new(proto: &'a ProgramShapeProto) -> Result<Self> {
-        validate_program_shape(proto, LayoutMode::Strict)?;
-        Ok(Self { proto })
+        Self::try_new_with_mode(proto, LayoutMode::Strict)
     }
 
     /// Validates with optional layouts.
@@ -444,8 +445,12 @@ impl<'a> ProgramShape<'a> {
     ///
     /// See [`crate::validate::validate_program_shape`].
     pub fn try_new_optional_layout(proto: &'a ProgramShapeProto) -> Result<Self> {
-        validate_program_shape(proto, LayoutMode::Optional)?;
-        Ok(Self { proto })
+        Self::try_new_with_mode(proto, LayoutMode::Optional)
+    }
+
+    fn try_new_with_mode(proto: &'a ProgramShapeProto, mode: LayoutMode) -> Result<Self> {
+        let result = Shape::new_unchecked(validated_result(proto, mode)?);
+        Ok(Self { proto, result })
     }
 
     /// The parameters, in order.
@@ -460,8 +465,7 @@ impl<'a> ProgramShape<'a> {
 
     /// The result shape.
     pub fn result(&self) -> Shape<'a> {
-        // Validation guarantees the result is present.
-        self.proto.result.as_ref().map_or_else(|| Shape::new_unchecked(&DEFAULT_SHAPE), Shape::new_unchecked)
+        self.result
     }
 
     /// The proto this view borrows.
@@ -469,14 +473,6 @@ impl<'a> ProgramShape<'a> {
         self.proto
     }
 }
-
-static DEFAULT_SHAPE: ShapeProto = ShapeProto {
-    element_type: 13,
-    dimensions: Vec::new(),
-    tuple_shapes: Vec::new(),
-    layout: None,
-    is_dynamic_dimension: Vec::new(),
-};
 
 impl fmt::Debug for ProgramShape<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

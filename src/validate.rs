@@ -196,6 +196,11 @@ pub(crate) fn validate_elements(
 /// As [`validate_shape`], with paths under `parameters[i]` and `result`. A missing result is
 /// [`Error::InvalidElementType`] at `result`.
 pub fn validate_program_shape(program: &ProgramShapeProto, mode: LayoutMode) -> Result<()> {
+    validated_result(program, mode).map(drop)
+}
+
+/// [`validate_program_shape`], handing back the validated result.
+pub(crate) fn validated_result(program: &ProgramShapeProto, mode: LayoutMode) -> Result<&ShapeProto> {
     if program.parameter_names.len() != program.parameters.len() {
         return Err(Error::MalformedStructure {
             path: FieldPath::root().field("parameter_names"),
@@ -209,7 +214,7 @@ pub fn validate_program_shape(program: &ProgramShapeProto, mode: LayoutMode) -> 
         validate_at(parameter, mode, Path::Root.index("parameters", i))?;
     }
     match &program.result {
-        Some(result) => validate_at(result, mode, Path::Root.field("result")),
+        Some(result) => validate_at(result, mode, Path::Root.field("result")).map(|()| result),
         None => Err(Error::InvalidElementType { path: FieldPath::root().field("result"), value: 0 }),
     }
 }
