@@ -10,7 +10,8 @@ content, as libFuzzer names them, so re-running is idempotent and duplicates col
 
 Input formats (see fuzz/src/lib.rs): `decode` = one selector byte (0 ShapeProto, 1 LayoutProto,
 2 ProgramShapeProto, 3 HloModuleProto) followed by the serialized message; `text` = the string;
-`index` = choices read byte by byte (a few fixed patterns seed it).
+`index` = choices read byte by byte (a few fixed patterns seed it); `cli` = one byte that picks a
+form of `CLI_FORMS` (same order as below), then the operand lines, then stdin.
 """
 
 import hashlib
@@ -83,6 +84,71 @@ def depth_input(record):
     return "(" * (n - 1) + "f32[]" + ")" * (n - 1)
 
 
+# The forms of fuzz/src/lib.rs `CLI_FORMS`, in order, by the input each one reads.
+CLI_FORMS = [
+    "hex-lines:shape", "hex-lines:layout", "hex-lines:program", "hex-lines:shape",
+    "bytes:shape", "bytes:layout", "bytes:program", "hex:shape", "hex:shape",
+    "hlo:module", "hlo:proto", "hlo:snapshot",
+    "text-lines", "text-lines", "text-lines", "text-lines", "text-lines", "text-lines",
+    "shape+indices", "shape+slots", "shape+index", "shape+slot",
+    "shape", "shape", "shape", "shape", "layout-string",
+    "hex-shape+indices", "hex-shape", "hex-shape",
+]
+
+INDICES = ["0,0", "1,2", "", "1", "-1,0", "99,99", "0,x"]
+SLOTS = ["0", "1", "5", "4095", "x", "18446744073709551615"]
+
+
+def length_delimited(field, data):
+    """`data` as protobuf field `field` (wire type 2)."""
+    out, n = bytearray([field << 3 | 2]), len(data)
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out) + data
+
+
+def cli_seeds():
+    """Inputs for every `cli` form from the fixtures: a handful each, chosen deterministically."""
+    shapes = [r for r in jsonl("shapes.jsonl") if r["status"] == "ok" and r["input"] is not None]
+    strings = [r["input"] for r in shapes if len(r["input"]) < 60]
+    layouts = [r["input"] for r in jsonl("layouts.jsonl")]
+    protos = {
+        "shape": [r["input_hex"] for r in jsonl("shape_protos.jsonl") if r["input_hex"] is not None],
+        "layout": [r["input_hex"] for r in jsonl("layout_protos.jsonl")],
+        "program": [h for s, h in SPEC_VECTORS if s == PROGRAM],
+    }
+    modules = [pb.read_bytes() for pb in sorted((FIXTURES / "hlo").glob("*.pb"))]
+    wrap = {"module": lambda m: m, "proto": lambda m: length_delimited(1, m),
+            "snapshot": lambda m: length_delimited(1, length_delimited(1, m))}
+    small = [r for r in shapes if r["proto_hex"] and len(r["input"]) < 40][::9]
+    for selector, kind in enumerate(CLI_FORMS):
+        head, _, what = kind.partition(":")
+        inputs = []
+        if head == "hex-lines":
+            hexes = protos[what]
+            inputs = ["\n".join(hexes[i::5][:20]) + "\n" for i in range(5)]
+        elif head in ("bytes", "hex"):
+            inputs = [bytes.fromhex(h) if head == "bytes" else h for h in protos[what][::7]]
+        elif head == "hlo":
+            inputs = [wrap[what](m) for m in modules]
+        elif head == "text-lines":
+            inputs = ["\n".join(strings[i::6][:25]) + "\n" for i in range(6)]
+            inputs.append("\n".join(layouts[::3]) + "\n")
+        elif kind == "layout-string":
+            inputs = layouts[::4]
+        elif kind.startswith("hex-shape"):
+            rest = "\n".join(INDICES) if kind.endswith("indices") else ""
+            inputs = [r["proto_hex"] + "\n" + rest for r in small]
+        else:
+            extra = {"shape": [], "shape+indices": INDICES, "shape+slots": SLOTS,
+                     "shape+index": INDICES[:1], "shape+slot": SLOTS[1:2]}[kind]
+            inputs = [r["input"] + "\n" + "\n".join(extra) for r in small]
+        for data in inputs:
+            write("cli", bytes([selector]) + (data if isinstance(data, bytes) else data.encode("utf-8")))
+
+
 def main():
     for selector, hex_bytes in SPEC_VECTORS:
         write("decode", bytes([selector]) + bytes.fromhex(hex_bytes))
@@ -101,6 +167,7 @@ def main():
         write("text", record["input"].encode("utf-8"))
     for i in range(16):
         write("index", bytes((i * 37 + k * 11) % 256 for k in range(48)))
+    cli_seeds()
 
 
 if __name__ == "__main__":

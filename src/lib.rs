@@ -337,6 +337,8 @@
 pub use prost;
 
 pub mod bitcast;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod codec;
 pub mod error;
 pub mod hlo;

@@ -210,23 +210,44 @@ fn decode_rejects_garbage_empty_and_bad_hex() {
 
 #[test]
 fn ten_megabyte_inputs_get_a_clean_answer() {
-    // issue: a 10 MB input.
-    let big = big_shape(10 << 20);
-    let out = ok(&["decode", "--optional-layout"], &big);
+    // issue: a 10 MB input. Shape input is capped at 1 MiB (`cli::MAX_INPUT_BYTES`): just below
+    // the cap is decoded, 10 MB is refused with the limit and the size named, from stdin, from a
+    // file, as hex and as one `--lines` line.
+    let cap = usize::try_from(xla_shape::cli::MAX_INPUT_BYTES).unwrap();
+    let near_cap = big_shape(cap - 16);
+    let out = ok(&["decode", "--optional-layout"], &near_cap);
     assert_eq!(out.stdout, "f32[]\n");
     assert!(out.stderr.contains("unknown field 99 (length-delimited)"), "{}", out.stderr);
-    let file = temp_file("big.pb", &big);
+    let out = ok(&["decode", "--hex", "--optional-layout"], to_hex(&near_cap).as_bytes());
+    assert_eq!(out.stdout, "f32[]\n");
+    let file = temp_file("near-cap.pb", &near_cap);
     let v = json(&fails(&["validate", "--json", file.to_str().unwrap()], b"", 1).stdout);
     assert_eq!(v["lossless"], false);
-    // 10 MB of hex text, and 10 MB of garbage.
-    let out = ok(&["decode", "--hex", "--optional-layout"], to_hex(&big_shape(5 << 20)).as_bytes());
-    assert_eq!(out.stdout, "f32[]\n");
+
+    // A file is refused by its length; a stream is read one byte past the cap, no further.
+    let big = big_shape((10 << 20) - 8);
+    assert_eq!(big.len(), 10 << 20);
+    let file = temp_file("big.pb", &big);
+    let out = fails(&["info", "--file", file.to_str().unwrap()], b"", 1);
+    assert!(out.stderr.contains("input size limit exceeded: 10485760 is more than 1048576"), "{}", out.stderr);
+    let out = fails(&["decode", "--optional-layout"], &big, 1);
+    assert!(out.stderr.contains("input size limit exceeded: 1048577 is more than 1048576"), "{}", out.stderr);
+    let out = fails(&["decode", "--hex"], &vec![b'0'; 10 << 20], 1);
+    assert!(out.stderr.contains("input size limit exceeded: 2097153 is more than 2097152"), "{}", out.stderr);
+    let mut line = vec![b'f'; 10 << 20];
+    line.push(b'\n');
+    let out = fails(&["encode", "--lines"], &line, 1);
+    assert!(out.stdout.is_empty() && out.stderr.contains("input size limit exceeded"), "{}", out.stderr);
+
+    // 10 MB of garbage is a short error: through the shape cap, and through `hlo`'s larger cap
+    // to the decoder.
     let garbage = vec![0x0b; 10 << 20];
     let out = fails(&["decode"], &garbage, 1);
     assert!(out.stderr.len() < 4096, "{}", out.stderr.len());
-    fails(&["hlo"], &garbage, 1);
-    // A 10 MB line through --lines: one error line, short.
-    let mut line = vec![b'f'; 10 << 20];
+    let out = fails(&["hlo"], &garbage, 1);
+    assert!(out.stderr.len() < 4096 && out.stderr.contains("HloModuleProto"), "{}", out.stderr);
+    // A 1.5 MB line through --lines (under the line cap): one error line, short.
+    let mut line = vec![b'f'; 3 << 19];
     line.push(b'\n');
     let out = fails(&["encode", "--lines"], &line, 1);
     assert_eq!(out.stdout.lines().count(), 1);
@@ -235,13 +256,16 @@ fn ten_megabyte_inputs_get_a_clean_answer() {
 
 #[test]
 fn input_beyond_the_limit_is_refused() {
-    // A sparse file one byte over the 64 MiB cap.
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-over-limit.pb");
-    let file = std::fs::File::create(&path).unwrap();
-    file.set_len((64 << 20) + 1).unwrap();
-    let out = fails(&["decode", path.to_str().unwrap()], b"", 1);
-    assert!(out.stderr.contains("input size limit exceeded"), "{}", out.stderr);
-    std::fs::remove_file(&path).unwrap();
+    // Sparse files one byte over each cap: 1 MiB for a shape, 64 MiB for an HLO module.
+    for (command, cap) in [("decode", xla_shape::cli::MAX_INPUT_BYTES), ("hlo", xla_shape::cli::MAX_HLO_INPUT_BYTES)] {
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-over-limit-{command}.pb"));
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(cap + 1).unwrap();
+        let out = fails(&[command, path.to_str().unwrap()], b"", 1);
+        let expected = format!("input size limit exceeded: {} is more than {cap}", cap + 1);
+        assert!(out.stderr.contains(&expected), "{command}: {}", out.stderr);
+        std::fs::remove_file(&path).unwrap();
+    }
 }
 
 #[test]

@@ -63,12 +63,18 @@ fn index_corpus() {
     replay("index", checks::index);
 }
 
+#[cfg(feature = "cli")]
+#[test]
+fn cli_corpus() {
+    replay("cli", checks::cli);
+}
+
 /// The command-line tool's input paths over the same corpus: every `decode` input as hex through
 /// `decode` and `validate`, every `text` input through `encode` and `info`, each in `--lines`
 /// mode (one process per command). The tool answers each line and never panics.
 #[cfg(feature = "cli")]
 #[test]
-fn cli_corpus() {
+fn cli_process_corpus() {
     use std::fmt::Write as _;
     use std::io::Write as _;
     use std::process::{Command, Stdio};

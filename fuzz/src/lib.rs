@@ -6,8 +6,8 @@
 //! returns normally for any input the library handles correctly (an `Err` is a correct answer) and
 //! panics when a property is broken: that panic is the crash libFuzzer reports.
 //!
-//! This file uses only `xla_shape` (and its re-exported `prost`): the replay test compiles it as
-//! part of the library's test suite, which has no other dependencies.
+//! This file uses only `xla_shape` (with its `cli` feature) and `serde_json`: the replay test
+//! compiles it as part of the library's test suite, which has both.
 
 use std::fmt::Debug;
 
@@ -472,6 +472,123 @@ fn check_sizes(shape: Shape<'_>) {
             if indices.next_index().is_none() {
                 break;
             }
+        }
+    }
+}
+
+#[cfg(feature = "cli")]
+pub use cli_target::cli;
+
+/// The `cli` target, there when the `cli` feature (of this crate, or of `xla-shape` when the
+/// replay test includes this file) gives the library its command-line tool.
+#[cfg(feature = "cli")]
+mod cli_target {
+    /// One way of calling the command-line tool: its arguments, how many operands the input's first
+    /// lines give, and whether the first line is the `--hex` shape instead.
+    struct CliForm {
+        args: &'static [&'static str],
+        operands: usize,
+        hex_source: bool,
+    }
+
+    const fn form(args: &'static [&'static str], operands: usize) -> CliForm {
+        CliForm { args, operands, hex_source: false }
+    }
+
+    /// Every subcommand, in each input mode that reads the fuzzer's bytes (stdin, `--lines`,
+    /// operands, `--hex` shapes). `hlo --lines` and `--file` are left out: they open the paths
+    /// they are given.
+    const CLI_FORMS: &[CliForm] = &[
+        form(&["decode", "--lines"], 0),
+        form(&["decode", "--lines", "--json", "--type", "layout"], 0),
+        form(&["decode", "--lines", "--type", "program-shape", "--optional-layout"], 0),
+        form(&["validate", "--lines", "--json"], 0),
+        form(&["decode"], 0),
+        form(&["decode", "--json", "--type", "layout"], 0),
+        form(&["validate", "--type", "program-shape", "--optional-layout"], 0),
+        form(&["decode", "--hex", "--json"], 0),
+        form(&["validate", "--hex"], 0),
+        form(&["hlo"], 0),
+        form(&["hlo", "--json", "--type", "proto"], 0),
+        form(&["hlo", "--type", "snapshot"], 0),
+        form(&["encode", "--lines"], 0),
+        form(&["encode", "--lines", "--raw", "--type", "layout", "--json"], 0),
+        form(&["info", "--lines"], 0),
+        form(&["info", "--lines", "--json"], 0),
+        form(&["map", "--lines"], 0),
+        form(&["map", "--lines", "--grid", "--json"], 0),
+        form(&["offset", "--lines"], 1),
+        form(&["index", "--lines", "--json"], 1),
+        form(&["offset", "--json"], 2),
+        form(&["index"], 2),
+        form(&["info"], 1),
+        form(&["map", "--labels", "letters"], 1),
+        form(&["map", "--grid", "--json"], 1),
+        form(&["encode", "--hex"], 1),
+        form(&["encode", "--raw", "--type", "layout", "--json"], 1),
+        CliForm { args: &["offset", "--lines"], operands: 0, hex_source: true },
+        CliForm { args: &["info", "--json"], operands: 0, hex_source: true },
+        CliForm { args: &["map", "--grid"], operands: 0, hex_source: true },
+    ];
+
+    /// The first line of `data` (without its `\n`) and the rest.
+    fn first_line(data: &[u8]) -> (&[u8], &[u8]) {
+        match data.iter().position(|&b| b == b'\n') {
+            Some(end) => (&data[..end], &data[end + 1..]),
+            None => (data, &[]),
+        }
+    }
+
+    /// Target `cli`: the command-line tool, in-process, on the fuzzer's bytes. The first byte picks
+    /// one of [`CLI_FORMS`]; the next lines give its operands (or its `--hex` shape); the rest is
+    /// stdin. The tool must exit 0 or 1 (never a usage error: the arguments are well formed), write
+    /// JSON lines that parse, and with `--lines` answer every input line with exactly one line
+    /// unless a limit stopped it (an `error:` on stderr).
+    pub fn cli(data: &[u8]) {
+        let Some((&selector, mut stdin)) = data.split_first() else { return };
+        let form = &CLI_FORMS[usize::from(selector) % CLI_FORMS.len()];
+        let mut args: Vec<String> =
+            std::iter::once("xla-shape").chain(form.args.iter().copied()).map(String::from).collect();
+        if form.hex_source {
+            let (hex, rest) = first_line(stdin);
+            args.push(format!("--hex={}", String::from_utf8_lossy(hex)));
+            stdin = rest;
+        }
+        if form.operands > 0 {
+            args.push("--".to_owned());
+            for _ in 0..form.operands {
+                let (operand, rest) = first_line(stdin);
+                args.push(String::from_utf8_lossy(operand).into_owned());
+                stdin = rest;
+            }
+        }
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let status = xla_shape::cli::run(&args, &mut &stdin[..], &mut stdout, &mut stderr);
+        let errors = String::from_utf8_lossy(&stderr);
+        assert!(status <= 1, "{args:?}: exit status {status}: {errors}");
+        let stopped = errors.lines().any(|line| line.starts_with("error: "));
+        assert!(status == 1 || !stopped, "{args:?}: exit 0 after an error: {errors}");
+        let binary = form.args.first() == Some(&"encode")
+            && !form.args.iter().any(|a| ["--hex", "--json", "--lines"].contains(a));
+        if binary {
+            return;
+        }
+        let answers = String::from_utf8_lossy(&stdout);
+        assert!(answers.is_empty() || answers.ends_with('\n'), "{args:?}: output ends mid-line: {answers:?}");
+        if form.args.contains(&"--json") {
+            for line in answers.lines() {
+                if let Err(error) = serde_json::from_str::<serde_json::Value>(line) {
+                    panic!("{args:?}: not JSON ({error}): {line}");
+                }
+            }
+        }
+        if form.args.contains(&"--lines") && !stopped {
+            let inputs = stdin.split(|&b| b == b'\n').count() - usize::from(stdin.is_empty() || stdin.ends_with(b"\n"));
+            assert_eq!(
+                answers.split_terminator('\n').count(),
+                inputs,
+                "{args:?}: one answer per input line: {answers:?}"
+            );
         }
     }
 }

@@ -1,0 +1,184 @@
+//! Loading inputs: bytes from a file or stdin (capped), hex text, and shapes given as a string
+//! or as a serialized `ShapeProto`.
+
+use std::fs::File;
+use std::io::{BufRead, Read};
+use std::path::Path;
+
+use crate::proto::ShapeProto;
+use crate::{Error, ShapeBuf, codec, text};
+
+use crate::cli::args::ShapeSourceArgs;
+use crate::cli::fail::Failure;
+
+/// The largest shape, layout or program-shape input the tool reads (a file, stdin, hex text, or
+/// one `--lines` line): 1 MiB.
+///
+/// Far above any real value (a 10 000-element tuple of arrays is about 100 KB as text or bytes),
+/// and it bounds the memory a hostile input can make decoding take near 64 MB (see
+/// [`limits`](crate::limits#input-size)). Larger input is refused with
+/// [`Error::LimitExceeded`](crate::Error::LimitExceeded), never read whole.
+///
+/// ```
+/// let big = vec![b'0'; (2 << 20) + 2]; // hex for 1 MiB and one byte
+/// let mut stderr = Vec::new();
+/// let status = xla_shape::cli::run(["xla-shape", "decode", "--hex"], &mut big.as_slice(), &mut Vec::new(), &mut stderr);
+/// assert_eq!(status, 1);
+/// assert!(String::from_utf8_lossy(&stderr).contains("input size"));
+/// ```
+pub const MAX_INPUT_BYTES: u64 = 1 << 20;
+
+/// The largest serialized HLO module the `hlo` command reads: 64 MiB.
+///
+/// Module dumps are larger than shapes (names, metadata, constants), so they get their own cap.
+///
+/// ```
+/// assert!(xla_shape::cli::MAX_HLO_INPUT_BYTES > xla_shape::cli::MAX_INPUT_BYTES);
+/// ```
+pub const MAX_HLO_INPUT_BYTES: u64 = 64 << 20;
+
+/// All of `reader`, up to `cap` bytes.
+fn read_capped(reader: impl Read, what: &str, cap: u64) -> Result<Vec<u8>, Failure> {
+    let mut bytes = Vec::new();
+    reader
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::invalid(format!("cannot read {what}: {e}")))?;
+    check_size(bytes.len(), cap)?;
+    Ok(bytes)
+}
+
+/// Refuses `len` bytes beyond `cap`. Read from a stream, `len` is what was read: one byte more
+/// than the cap, not the whole input.
+fn check_size(len: impl TryInto<u64>, cap: u64) -> Result<(), Failure> {
+    let len = len.try_into().unwrap_or(u64::MAX);
+    if len > cap {
+        return Err(Error::LimitExceeded { limit: "input size", value: len, max: cap }.into());
+    }
+    Ok(())
+}
+
+/// The bytes of `file`, or of `stdin` when there is none, up to `cap` bytes.
+pub fn read_input(stdin: &mut dyn BufRead, file: Option<&Path>, cap: u64) -> Result<Vec<u8>, Failure> {
+    match file {
+        Some(path) => read_file(path, cap),
+        None => read_capped(stdin, "stdin", cap),
+    }
+}
+
+/// The bytes of the file at `path`, up to `cap` bytes.
+pub fn read_file(path: &Path, cap: u64) -> Result<Vec<u8>, Failure> {
+    let what = format!("{}", path.display());
+    let f = File::open(path).map_err(|e| Failure::invalid(format!("cannot open {what}: {e}")))?;
+    // A regular file's length is known: refuse it whole, naming its size. Other files (pipes,
+    // devices) are read up to the cap like stdin.
+    if let Some(len) = f.metadata().ok().filter(std::fs::Metadata::is_file).map(|m| m.len()) {
+        check_size(len, cap)?;
+    }
+    read_capped(f, &what, cap)
+}
+
+/// Decodes hex text; ASCII whitespace is ignored, either case is accepted.
+pub fn decode_hex(text: &[u8]) -> Result<Vec<u8>, Failure> {
+    let mut out = Vec::with_capacity(text.len() / 2);
+    let mut high: Option<u8> = None;
+    for (position, &c) in text.iter().enumerate() {
+        if c.is_ascii_whitespace() {
+            continue;
+        }
+        let Some(nibble) = char::from(c).to_digit(16).and_then(|d| u8::try_from(d).ok()) else {
+            return Err(Failure::invalid(format!(
+                "invalid hex: {} at byte {position} is not a hex digit",
+                char::from(c).escape_default()
+            )));
+        };
+        match high.take() {
+            Some(h) => out.push(h << 4 | nibble),
+            None => high = Some(nibble),
+        }
+    }
+    if high.is_some() {
+        return Err(Failure::invalid("invalid hex: odd number of hex digits"));
+    }
+    Ok(out)
+}
+
+/// Lowercase hex, no separators.
+#[allow(clippy::indexing_slicing)] // b >> 4 and b & 0xf are below 16, the length of DIGITS
+pub fn encode_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len().saturating_mul(2));
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
+}
+
+/// The bytes of a serialized message: from `file` or `stdin`, hex-decoded if `hex`.
+pub fn read_message(stdin: &mut dyn BufRead, file: Option<&Path>, hex: bool) -> Result<Vec<u8>, Failure> {
+    // Hex text is twice the bytes it holds; the cap is on the bytes.
+    let cap = if hex { MAX_INPUT_BYTES.saturating_mul(2) } else { MAX_INPUT_BYTES };
+    let bytes = read_input(stdin, file, cap)?;
+    if hex { decode_hex(&bytes) } else { Ok(bytes) }
+}
+
+/// A shape from the command line, validated, with the wire findings of its bytes (if any).
+pub struct LoadedShape {
+    pub shape: ShapeBuf,
+    pub warnings: Vec<String>,
+}
+
+/// Decodes a serialized `ShapeProto` leniently and validates it with optional layouts (an array
+/// without a layout uses the default one, as every computation of the crate does).
+pub fn shape_from_bytes(bytes: &[u8]) -> Result<LoadedShape, Failure> {
+    if bytes.is_empty() {
+        return Err(Failure::invalid("empty input: no ShapeProto bytes"));
+    }
+    let decoded = codec::decode_lenient::<ShapeProto>(bytes)?;
+    let warnings = decoded.report.to_string().lines().map(str::to_owned).collect();
+    let shape = ShapeBuf::try_from_proto_optional_layout(decoded.message)?;
+    Ok(LoadedShape { shape, warnings })
+}
+
+/// Parses and strictly validates a shape string.
+pub fn shape_from_text(text: &str) -> Result<LoadedShape, Failure> {
+    Ok(LoadedShape { shape: text::parse_shape(text)?, warnings: Vec::new() })
+}
+
+/// The shape given by `--hex` or `--file`, if either is.
+pub fn shape_from_source(source: &ShapeSourceArgs) -> Result<Option<LoadedShape>, Failure> {
+    if let Some(hex) = &source.hex {
+        return shape_from_bytes(&decode_hex(hex.as_bytes())?).map(Some);
+    }
+    if let Some(path) = &source.file {
+        return shape_from_bytes(&read_file(path, MAX_INPUT_BYTES)?).map(Some);
+    }
+    Ok(None)
+}
+
+/// Calls `f` with each line of `stdin` (without its line ending; each line at most twice
+/// [`MAX_INPUT_BYTES`], as a line may be hex). Stops at the first error `f` returns.
+pub fn for_each_line(stdin: &mut dyn BufRead, mut f: impl FnMut(&str) -> Result<(), Failure>) -> Result<(), Failure> {
+    let cap = MAX_INPUT_BYTES.saturating_mul(2);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = (&mut *stdin)
+            .take(cap.saturating_add(2))
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Failure::invalid(format!("cannot read stdin: {e}")))?;
+        if read == 0 {
+            return Ok(());
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+        }
+        check_size(line.len(), cap)?;
+        // A line that is not UTF-8 cannot be a shape or hex; the parser names the replacement.
+        f(&String::from_utf8_lossy(&line))?;
+    }
+}
