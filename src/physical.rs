@@ -561,11 +561,12 @@ impl PhysicalMap {
         match &self.forward {
             // Every stride and every in-bounds entry is below 2^32 when the slots are: then
             // 32×32→64-bit products, which vectorize (`pmuludq`). An entry that loses bits is
-            // out of bounds (flagged, or promised away).
+            // out of bounds (flagged, or promised away). The sum wraps: out-of-bounds entries
+            // (computed before the check reports them) can push it past 2^64.
             Forward::Strided if u32::try_from(self.raw_slots).is_ok() => {
                 let strides = fixed::<u64, N>(&self.strides);
                 batch_loop::<N, CHECK>(indices, out, last, move |index| {
-                    index.iter().zip(&strides).fold(0, |acc, (&i, &s)| acc + low_u32(to_u64(i)) * low_u32(s))
+                    index.iter().zip(&strides).fold(0u64, |acc, (&i, &s)| acc.wrapping_add(mul_low_u32(to_u64(i), s)))
                 })
             }
             Forward::Strided => {
@@ -783,6 +784,13 @@ fn to_usize(value: u64) -> usize {
 #[inline]
 const fn low_u32(value: u64) -> u64 {
     value & 0xFFFF_FFFF
+}
+
+/// The product of the low 32 bits of two values.
+#[inline]
+#[allow(clippy::arithmetic_side_effects)] // both factors are below 2^32, so the product fits in u64
+const fn mul_low_u32(a: u64, b: u64) -> u64 {
+    low_u32(a) * low_u32(b)
 }
 
 /// A per-dimension slice as a fixed array (zeros if it is shorter; callers check the length).
