@@ -6,8 +6,6 @@
 //! crate extension). A shape without a layout uses the default descending layout, where XLA
 //! CHECK-fails.
 
-#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // not yet audited (issue #6)
-
 use crate::error::{Error, Result};
 use crate::index::multidimensional_index_to_linear_index;
 use crate::physical::to_i64;
@@ -55,8 +53,9 @@ pub fn transpose_is_bitcast(
     if !ignore_element_type && input.element_type() != output.element_type() {
         return Ok(false);
     }
-    let mapping = |d: Dim| dimension_mapping[d.index()];
-    Ok(output.minor_to_major().iter().map(mapping).eq(input.minor_to_major().iter().map(|d| to_i64(d.index() as u64))))
+    let mapping = |d: Dim| dimension_mapping.get(d.index()).copied();
+    let identity = |d: Dim| Some(to_i64(d.index() as u64));
+    Ok(output.minor_to_major().iter().map(mapping).eq(input.minor_to_major().iter().map(identity)))
 }
 
 /// XLA's `ShapeUtil::ReshapeIsBitcast`: whether reshaping `input` into `output` keeps every
@@ -91,9 +90,13 @@ pub fn reshape_is_bitcast(input: ArrayShape<'_>, output: ArrayShape<'_>, ignore_
 
 /// Every unit index of `from` sits at the same physical offset as the element of `to` at the
 /// same logical (row-major) position.
+// Called only by `reshape_is_bitcast`, once both element counts are equal, bounded and non-zero:
+// every dimension of `to` is then ≥ 1 and `rest` stays in 0..count (no division by zero, no
+// overflow); `dim < dims.len() == unit.len()`, so `dim + 1` is a valid slice start.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn unit_indices_stay(from: ArrayShape<'_>, to: ArrayShape<'_>) -> Result<bool> {
     let dims = from.dimensions();
-    for dim in (0..dims.len()).filter(|&d| dims[d] > 1) {
+    for (dim, _) in dims.iter().enumerate().filter(|&(_, &size)| size > 1) {
         let mut unit = vec![0i64; dims.len()];
         unit[dim] = 1;
         // Row-major position of the unit index: the product of the later dimensions (< count).
@@ -147,6 +150,7 @@ pub fn is_reshape_or_transpose_bitcast(
 /// XLA's `ShapeUtil::DeduceTransposeDimensionsForBitcast`: the permutation
 /// `perm[i] = input.m2m[inverse(output.m2m)[i]]`, if it maps the input dimensions onto the
 /// output's.
+#[allow(clippy::indexing_slicing)] // both minor_to_major are validated permutations of 0..n
 fn deduce_transpose_dimensions_for_bitcast(input: ArrayShape<'_>, output: ArrayShape<'_>) -> Option<Vec<i64>> {
     let n = input.rank();
     if output.rank() != n {

@@ -18,8 +18,6 @@
 //! are `i64`, as in XLA; negative entries are out of bounds (DV-13: XLA's `IndexInBounds`
 //! accepts them).
 
-#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // not yet audited (issue #6)
-
 use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
@@ -63,6 +61,7 @@ fn overflow() -> Error {
 ///
 /// [`Error::IndexRank`], [`Error::IndexOutOfBounds`] (negative entries included),
 /// [`Error::UnboundedDimension`].
+#[allow(clippy::indexing_slicing)] // d < rank == index.len() (check_index) == extents.len(): validated minor_to_major
 pub fn multidimensional_index_to_linear_index(shape: ArrayShape<'_>, index: &[i64]) -> Result<i64> {
     let u = Untiled::new(shape, "multidimensional_index_to_linear_index")?;
     check_index(&u.bounds, index)?;
@@ -88,6 +87,9 @@ pub fn multidimensional_index_to_linear_index(shape: ArrayShape<'_>, index: &[i6
 /// [`Error::OutOfRange`] unless `0 ≤ linear < Π P` (so always for a zero-element array);
 /// [`Error::InvalidArgument`] when a legacy padded layout puts padding at `linear`;
 /// [`Error::UnboundedDimension`].
+// d < rank == out.len() == extents.len() (validated minor_to_major); no extent is 0 past the
+// range check, so `%` and `/` cannot fail.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 pub fn linear_index_to_multidimensional_index(shape: ArrayShape<'_>, linear: i64) -> Result<Vec<i64>> {
     let u = Untiled::new(shape, "linear_index_to_multidimensional_index")?;
     let total = u.extents.iter().try_fold(1u64, |acc, &e| acc.checked_mul(e)).ok_or_else(overflow)?;
@@ -101,10 +103,9 @@ pub fn linear_index_to_multidimensional_index(shape: ArrayShape<'_>, linear: i64
         out[d] = to_i64(rest % u.extents[d]);
         rest /= u.extents[d];
     }
-    if let Some(d) = (0..out.len()).find(|&d| to_u64(out[d]) >= u.bounds[d]) {
+    if let Some((d, (&i, &bound))) = out.iter().zip(&u.bounds).enumerate().find(|&(_, (&i, &b))| to_u64(i) >= b) {
         return Err(Error::InvalidArgument(format!(
-            "linear index {linear} is a padding slot (dimension {d} is {} of size {})",
-            out[d], u.bounds[d]
+            "linear index {linear} is a padding slot (dimension {d} is {i} of size {bound})"
         )));
     }
     Ok(out)
@@ -124,6 +125,7 @@ pub fn linear_index_to_multidimensional_index(shape: ArrayShape<'_>, linear: i64
 /// # Errors
 ///
 /// [`Error::DimensionOutOfRange`], [`Error::UnboundedDimension`].
+#[allow(clippy::indexing_slicing)] // d < rank == extents.len(): validated minor_to_major
 pub fn dimension_stride(shape: ArrayShape<'_>, dim: Dim) -> Result<i64> {
     let u = Untiled::new(shape, "dimension_stride")?;
     if dim.index() >= u.order.len() {
@@ -233,7 +235,15 @@ impl Window {
 
     /// Moves `index` to the next position, turning dimensions from `order[from]` on; `false`
     /// (and `index` unchanged) when every one of them is at its last position.
+    ///
+    /// Needs `index.len() == rank`; every caller checked it (`bump_indices`) or built `index`
+    /// from `base` (`try_for_each_index`, `Indices`).
+    // `order` is a permutation of 0..rank (validated minor_to_major, or 0..n reversed) and
+    // `base`, `end`, `incr` hold one entry per dimension, so every `d` indexes them and `index`;
+    // `k < rest.len()` (position). `index[d] + incr[d] < end[d]` was just checked without
+    // overflow (saturating), so the increment cannot overflow.
     #[inline]
+    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
     fn advance(&self, index: &mut [i64], from: usize) -> bool {
         let rest = self.order.get(from..).unwrap_or_default();
         let Some(k) = rest.iter().position(|&d| index[d].saturating_add(self.incr[d]) < self.end[d]) else {
@@ -299,6 +309,8 @@ pub fn for_each_index(
 /// # Errors
 ///
 /// As [`for_each_index`], plus whatever `visit` returns.
+// `fast = order[0] < rank`, the length of `base`, `end`, `incr` and `index` (a clone of `base`).
+#[allow(clippy::indexing_slicing)]
 pub fn try_for_each_index<E: From<Error>>(
     shape: ArrayShape<'_>,
     base: &[i64],
@@ -340,14 +352,14 @@ fn window(shape: ArrayShape<'_>, base: &[i64], count: &[i64], incr: &[i64]) -> R
             return Err(Error::IndexRank { expected: n, actual: arg.len() });
         }
     }
-    if let Some(d) = incr.iter().position(|&s| s < 1) {
-        return Err(Error::InvalidArgument(format!("for_each_index: incr[{d}] is {}, must be at least 1", incr[d])));
+    if let Some((d, s)) = incr.iter().enumerate().find(|&(_, &s)| s < 1) {
+        return Err(Error::InvalidArgument(format!("for_each_index: incr[{d}] is {s}, must be at least 1")));
     }
     if window.end.contains(&0) {
         return Ok(None);
     }
-    for d in 0..n {
-        let (b, c, size) = (base[d], count[d], window.end[d]);
+    for (d, ((&b, &c), window_end)) in base.iter().zip(count).zip(window.end.iter_mut()).enumerate() {
+        let size = *window_end;
         // `count == 0` pins the dimension: one position, at `base`.
         let end = b.checked_add(c.max(1));
         if b < 0 || c < 0 || end.is_none_or(|e| e > size) {
@@ -355,7 +367,7 @@ fn window(shape: ArrayShape<'_>, base: &[i64], count: &[i64], incr: &[i64]) -> R
                 "for_each_index: window base {b}, count {c} leaves dimension {d} of size {size}"
             )));
         }
-        window.end[d] = end.unwrap_or(size);
+        *window_end = end.unwrap_or(size);
     }
     window.base = base.to_vec();
     window.incr = incr.to_vec();

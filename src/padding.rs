@@ -16,8 +16,6 @@
 //! implemented this; the crate goes beyond it. Validation guarantees `P[d] ≥ D[d]`, no tiles
 //! alongside padding, and no unbounded dimension.
 
-#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // not yet audited (issue #6)
-
 use crate::error::{Error, Result};
 use crate::primitive::{Category, PrimitiveType};
 use crate::proto::PaddingValue;
@@ -163,6 +161,9 @@ pub fn padding_fill(shape: ArrayShape<'_>) -> Result<Fill> {
 ///
 /// [`Error::InvalidArgument`] for a raw value that is not a `PaddingValue`, for LOWEST/HIGHEST
 /// on a complex type (complex numbers have no order), and for a non-array element type.
+// `bits` is an integer type's width where it is shifted by: 1..=64 (`bit_width` is never
+// `Some(0)`), so `bits - 1` does not underflow and every shift and sum stays inside `i128`.
+#[allow(clippy::arithmetic_side_effects)]
 pub fn fill_for(padding_value: i32, element_type: PrimitiveType) -> Result<Fill> {
     let value = PaddingValue::try_from(padding_value)
         .map_err(|_| Error::InvalidArgument(format!("padding_value {padding_value} has no known meaning")))?;

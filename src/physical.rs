@@ -15,8 +15,6 @@
 //!        └─index_of_slot────┘   (None for a padding slot)
 //! ```
 
-#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // not yet audited (issue #6)
-
 use std::fmt;
 
 use crate::error::{Error, FieldPath, Result};
@@ -82,9 +80,9 @@ pub(crate) fn check_index(bounds: &[u64], index: &[i64]) -> Result<()> {
 /// The error [`check_index`] reports, kept out of the checking path.
 #[cold]
 fn index_error(bounds: &[u64], index: &[i64]) -> Error {
-    match index.iter().zip(bounds).position(|(&i, &b)| to_u64(i) >= b) {
-        Some(dimension) if index.len() == bounds.len() => {
-            Error::IndexOutOfBounds { dimension, index: index[dimension], bound: to_i64(bounds[dimension]) }
+    match index.iter().zip(bounds).enumerate().find(|&(_, (&i, &b))| to_u64(i) >= b) {
+        Some((dimension, (&entry, &bound))) if index.len() == bounds.len() => {
+            Error::IndexOutOfBounds { dimension, index: entry, bound: to_i64(bound) }
         }
         _ => Error::IndexRank { expected: bounds.len(), actual: index.len() },
     }
@@ -112,6 +110,9 @@ struct Divisor {
 }
 
 impl Divisor {
+    // `d ≥ 1`, and `d ≥ 3` past the power-of-two case, so `l = 64 − leading_zeros(d − 1)` is in
+    // 2..=64: `l − 1` does not underflow and the shift `63 + l ≤ 127` fits a `u128`.
+    #[allow(clippy::arithmetic_side_effects)]
     fn new(divisor: u64) -> Self {
         let d = divisor.max(1);
         if d.is_power_of_two() {
@@ -125,6 +126,7 @@ impl Divisor {
     /// `n / divisor` for `n < 2^63`; a wrong quotient (never a panic) above.
     #[inline]
     #[allow(clippy::cast_possible_truncation)] // the high half of a 128-bit product
+    #[allow(clippy::arithmetic_side_effects)] // a product of two u64 values fits in u128
     fn div(self, n: u64) -> u64 {
         let high = ((u128::from(n) * u128::from(self.magic)) >> 64) as u64;
         (high | (n & self.pass)) >> self.shift
@@ -191,6 +193,7 @@ const TABLE_LIMIT: u64 = 1 << 16;
 /// Scratch entries kept on the stack by the general path; wider expansions use the heap.
 const SCRATCH: usize = 32;
 
+#[allow(clippy::indexing_slicing)] // widest ≤ SCRATCH on that branch
 fn with_scratch<R>(widest: usize, f: impl FnOnce(&mut [u64], &mut [u64]) -> R) -> R {
     if widest <= SCRATCH {
         let (mut a, mut b) = ([0u64; SCRATCH], [0u64; SCRATCH]);
@@ -200,9 +203,13 @@ fn with_scratch<R>(widest: usize, f: impl FnOnce(&mut [u64], &mut [u64]) -> R) -
     }
 }
 
+// Both methods get scratch buffers of `plan.widest` entries (`with_scratch`), which is what
+// `Stage::apply`/`unapply` require, and every length they return or start from (the physical
+// rank, a stage's output length, the final expanded rank) is at most `widest`.
 impl General {
     // Kept out of line so the scratch buffers never weigh on the fast paths' loops.
     #[inline(never)]
+    #[allow(clippy::indexing_slicing)] // len ≤ widest == values.len(): see above
     fn slot(&self, index: &[i64]) -> u64 {
         with_scratch(self.plan.widest, |values, scratch| {
             for (v, &d) in values.iter_mut().zip(self.physical_dims.iter()) {
@@ -219,7 +226,13 @@ impl General {
         })
     }
 
+    /// Needs `slot < raw_slots` and `out.len() == rank` (checked by
+    /// [`PhysicalMap::index_of_slot_into`]).
+    // Every length is ≤ widest == values.len() (see above), and every `d` of `physical_dims` is
+    // a logical dimension < rank == out.len(). `n < raw_slots ≤ i64::MAX` (invariant 1), so
+    // `Divisor::div` is exact and `q · extent ≤ n`.
     #[inline(never)]
+    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
     fn index_of(&self, slot: u64, out: &mut [i64]) -> bool {
         with_scratch(self.plan.widest, |values, scratch| {
             let mut n = slot;
@@ -305,13 +318,15 @@ fn overflow(what: &'static str) -> Error {
 }
 
 /// Row-major strides of `extents` (most major first); all 0 when the product is 0.
+// When raw_slots > 0 every extent is ≥ 1, so each suffix product is at most raw_slots, the full
+// product, which `Plan::raw_slots` computed with checks (invariant 2).
+#[allow(clippy::arithmetic_side_effects)]
 fn row_major_strides(extents: &[u64], raw_slots: u64) -> Vec<u64> {
     let mut strides = vec![0; extents.len()];
     if raw_slots > 0 {
         let mut s = 1u64;
         for (stride, &e) in strides.iter_mut().zip(extents).rev() {
             *stride = s;
-            // Bounded by raw_slots (invariant 2).
             s *= e;
         }
     }
@@ -405,7 +420,7 @@ impl PhysicalMap {
                 slot_digits.push(SlotDigit { above: Divisor::new(above), extent, dim, weight, keep, phantom });
             }
         }
-        self.unwritten = (0..rank).filter(|&d| !written[d]).collect();
+        self.unwritten = written.iter().enumerate().filter(|&(_, &w)| !w).map(|(d, _)| d).collect();
         self.plain = slot_digits.iter().all(|d| d.weight == 1 && d.keep == 0 && d.phantom == 0);
         self.direct = self.plain && self.unwritten.is_empty() && !self.check_decoded;
         let mut ranges = Vec::with_capacity(rank);
@@ -427,7 +442,7 @@ impl PhysicalMap {
                 return None;
             }
             ranges.push((start, steps.len()));
-            self.strides[d] = top_stride;
+            *self.strides.get_mut(d)? = top_stride;
         }
         self.slot_digits = slot_digits.into();
         if steps.is_empty() {
@@ -440,7 +455,7 @@ impl PhysicalMap {
         let mut offsets = Vec::new();
         for (d, &bound) in self.bounds.iter().enumerate() {
             starts.push(offsets.len());
-            let (range, top) = (&ranges[d..=d], &self.strides[d..=d]);
+            let (range, top) = (ranges.get(d..=d)?, self.strides.get(d..=d)?);
             offsets.extend((0..bound).map(|x| digits_slot(range, &steps, top, &[to_i64(x)])));
         }
         Some(Forward::Table { starts: starts.into(), offsets: offsets.into() })
@@ -561,11 +576,12 @@ impl PhysicalMap {
         match &self.forward {
             // Every stride and every in-bounds entry is below 2^32 when the slots are: then
             // 32×32→64-bit products, which vectorize (`pmuludq`). An entry that loses bits is
-            // out of bounds (flagged, or promised away).
+            // out of bounds (flagged, or promised away). The sum wraps: out-of-bounds entries
+            // (computed before the check reports them) can push it past 2^64.
             Forward::Strided if u32::try_from(self.raw_slots).is_ok() => {
                 let strides = fixed::<u64, N>(&self.strides);
                 batch_loop::<N, CHECK>(indices, out, last, move |index| {
-                    index.iter().zip(&strides).fold(0, |acc, (&i, &s)| acc + low_u32(to_u64(i)) * low_u32(s))
+                    index.iter().zip(&strides).fold(0u64, |acc, (&i, &s)| acc.wrapping_add(mul_low_u32(to_u64(i), s)))
                 })
             }
             Forward::Strided => {
@@ -578,7 +594,8 @@ impl PhysicalMap {
                 // Dimension d's own entries: a look-up past them reads nothing and adds 0.
                 let tables: [&[u64]; N] = std::array::from_fn(|d| {
                     let start = starts.get(d).copied().unwrap_or(0);
-                    offsets.get(start..start.saturating_add(to_usize(last[d].wrapping_add(1)))).unwrap_or_default()
+                    let len = last.get(d).map_or(0, |&l| to_usize(l.wrapping_add(1)));
+                    offsets.get(start..start.saturating_add(len)).unwrap_or_default()
                 });
                 batch_loop::<N, CHECK>(indices, out, last, move |index| {
                     index.iter().zip(&tables).fold(0u64, |acc, (&i, table)| {
@@ -608,8 +625,8 @@ impl PhysicalMap {
     /// # Errors
     ///
     /// As [`slot`](Self::slot).
+    #[allow(clippy::arithmetic_side_effects)] // invariant 1: slot < storage_slots, whose bit count fits
     pub fn bit_offset(&self, index: &[i64]) -> Result<u64> {
-        // Invariant 1: slot < storage_slots, whose bit count fits.
         Ok(self.slot(index)?.0 * self.bits_per_slot)
     }
 
@@ -678,6 +695,7 @@ impl PhysicalMap {
     /// [`index_of_slot_into`](Self::index_of_slot_into) for `n < raw_slots` and a form with
     /// slot digits, beyond the plain case it handles inline.
     #[inline(never)]
+    #[allow(clippy::indexing_slicing)] // unwritten holds dimensions < rank == out.len() (checked by the caller)
     fn index_of_raw_slot(&self, n: u64, out: &mut [i64]) -> bool {
         for &d in &self.unwritten {
             out[d] = 0;
@@ -690,6 +708,9 @@ impl PhysicalMap {
     /// rank-extension digits (0 for an element). `PLAIN` ([`PhysicalMap::plain`]): every digit
     /// is a whole entry of its own dimension.
     #[inline]
+    // `n < raw_slots ≤ i64::MAX` (invariant 1): `Divisor::div` is exact, so `above` is
+    // `below / extent` and `below − above · extent` is the remainder, no overflow, no underflow.
+    #[allow(clippy::arithmetic_side_effects)]
     fn decode<const PLAIN: bool>(&self, n: u64, out: &mut [i64]) -> u64 {
         let put = |out: &mut [i64], digit: &SlotDigit, value: u64| {
             if PLAIN {
@@ -783,6 +804,13 @@ fn to_usize(value: u64) -> usize {
 #[inline]
 const fn low_u32(value: u64) -> u64 {
     value & 0xFFFF_FFFF
+}
+
+/// The product of the low 32 bits of two values.
+#[inline]
+#[allow(clippy::arithmetic_side_effects)] // both factors are below 2^32, so the product fits in u64
+const fn mul_low_u32(a: u64, b: u64) -> u64 {
+    low_u32(a) * low_u32(b)
 }
 
 /// A per-dimension slice as a fixed array (zeros if it is shorter; callers check the length).

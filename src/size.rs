@@ -16,8 +16,6 @@
 //! does not: `f32[8,256]{1,0:T(8,128)(3,1)}` stores 2304 slots = 9216 bytes, while `array_size`
 //! says 8192), and when split configs are present (`array_size` uses the largest split).
 
-#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // not yet audited (issue #6)
-
 use crate::error::{Error, FieldPath, Result};
 use crate::layout::Tile;
 use crate::physical::{PhysicalMap, to_u64};
@@ -223,16 +221,23 @@ pub fn array_data_size(shape: ArrayShape<'_>) -> Result<i64> {
     if bounds.contains(&0) {
         return Ok(0);
     }
-    let last = match (bounds.as_slice(), first_tile(shape)) {
-        ([], _) => 0,
-        ([d], _) => d - 1,
-        (_, None) => bounds.iter().product::<u64>() - 1, // validated to fit
-        (_, Some(tile)) => top_tile_linear_index_of_last(shape, tile, &bounds)?,
+    // The slots up to and including the last element: its linear index + 1.
+    let count = match (bounds.as_slice(), first_tile(shape)) {
+        ([], _) => 1,
+        ([d], _) => *d,
+        (_, None) => product(bounds.iter().copied(), "element count")?,
+        (_, Some(tile)) => top_tile_linear_index_of_last(shape, tile, &bounds)?
+            .checked_add(1)
+            .ok_or_else(|| overflow("linear index"))?,
     };
-    bytes_for(last + 1, shape)
+    bytes_for(count, shape)
 }
 
 /// XLA's `LayoutUtil::LinearIndex` of the last element, tile 0 only, after merging `*`.
+// Called with bounds of a non-empty array (no 0), one per dimension: every extent (merged or
+// rank-extended) is ≥ 1, so `extent - 1` does not underflow; tile sizes are validated ≥ 1;
+// `stage.offset ≤ sizes.len()` (Plan::new). The products and sums are checked.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn top_tile_linear_index_of_last(shape: ArrayShape<'_>, tile: Tile<'_>, bounds: &[u64]) -> Result<u64> {
     let sizes = physical_sizes(shape, |d| Ok(bounds[d.index()]))?;
     let plan = Plan::new(&sizes, [tile])?;
@@ -362,6 +367,7 @@ pub fn max_elements_in_per_split(shape: ArrayShape<'_>) -> Result<i64> {
 /// # Errors
 ///
 /// [`Error::UnboundedDimension`]; [`Error::Overflow`].
+#[allow(clippy::indexing_slicing)] // d < rank == strides.len() == extents.len()
 pub fn unpacked_byte_strides(shape: ArrayShape<'_>) -> Result<Vec<i64>> {
     let extents = crate::padding::extents(shape, "unpacked_byte_strides")?;
     let mut strides = vec![0i64; shape.rank()];

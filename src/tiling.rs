@@ -29,8 +29,6 @@
 //! merging keeps the product), so every intermediate value of an in-bounds index is below the
 //! final slot count.
 
-#![allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // not yet audited (issue #6)
-
 use crate::error::{Error, FieldPath, LayoutProblem, Result};
 use crate::layout::{Tile, TileDim};
 use crate::shape::ArrayShape;
@@ -67,6 +65,12 @@ impl Stage {
     /// Forward: rewrites `values[..len]` (an index in the stage's input shape) into the stage's
     /// output shape; returns the new length. `values` and `scratch` must hold
     /// [`Plan::widest`] entries. Wrapping arithmetic keeps out-of-bounds input panic-free.
+    // Positions: `len + extend` (the extended input), `offset + Σ group.len` (= that length) and
+    // `offset + 2·groups` (the output) are lengths of this stage's shapes in `Plan::new`, all
+    // ≤ `widest` ≤ `values.len()`, `scratch.len()` (the caller's promise, kept by
+    // `physical::with_scratch`), so neither the indexing nor the position sums can fail. Tile
+    // sizes are validated ≥ 1. Index values use wrapping arithmetic on purpose (see above).
+    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
     pub fn apply(&self, values: &mut [u64], len: usize, scratch: &mut [u64]) -> usize {
         if self.extend > 0 {
             values.copy_within(0..len, self.extend);
@@ -89,6 +93,11 @@ impl Stage {
 
     /// Inverse of [`apply`](Self::apply): rebuilds the stage's input from `values[..len]`, or
     /// `None` when the entries point into a partial tile's padding. Returns the new length.
+    // As in `apply`: every position is below this stage's output length `offset + 2·groups`
+    // ≤ `widest`, the slices' length. `end - group.len ≥ offset` and `k ≥ offset` (the groups
+    // tile `offset..end`); `end ≥ extend` (extension happens only when `offset` is 0, and then
+    // `end` is the tile rank ≥ `extend`). Divisors: tiles ≥ 1 (validated), extents ≥ 1 (below).
+    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
     pub fn unapply(&self, values: &mut [u64], len: usize, scratch: &mut [u64]) -> Option<usize> {
         debug_assert_eq!(len, self.offset + 2 * self.groups.len());
         let r = self.groups.len();
@@ -133,6 +142,9 @@ fn overflow() -> Error {
 
 impl Plan {
     /// Resolves `tiles` against the physical shape `physical` (most major first).
+    // After rank extension `shape.len() ≥ rank`, so `offset` does not underflow and `shape[offset..]`
+    // is in range; `len` counts at most `rank` entries. Extents are multiplied with checks.
+    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
     pub fn new<'a>(physical: &[u64], tiles: impl IntoIterator<Item = Tile<'a>>) -> Result<Self> {
         let mut shape = physical.to_vec();
         let mut widest = shape.len();
@@ -177,6 +189,7 @@ impl Plan {
     /// The final entries as digits of the logical indices, when the tiling is a pure
     /// mixed-radix refinement: no `*`, and every tile that splits a bounded digit divides it.
     /// `physical_dims[p]` is the logical dimension at physical position `p` (most major first).
+    #[allow(clippy::arithmetic_side_effects)] // `%` and `/` by a tile size, validated ≥ 1
     pub fn digits(&self, physical_dims: &[usize]) -> Option<Vec<Digit>> {
         let mut cur: Vec<Digit> = physical_dims.iter().map(|&dim| Digit::Of { dim, weight: 1, radix: None }).collect();
         for stage in &self.stages {
@@ -243,6 +256,7 @@ pub fn expanded_shape(shape: ArrayShape<'_>) -> Result<Vec<u64>> {
 
 /// The physical shape (padded extents when padded), most major first, and the plan of its
 /// tiles.
+#[allow(clippy::indexing_slicing)] // d < rank == extents.len(): validated minor_to_major
 pub(crate) fn plan_of(shape: ArrayShape<'_>, operation: &'static str) -> Result<Plan> {
     let extents = crate::padding::extents(shape, operation)?;
     let physical: Vec<u64> = shape.minor_to_major().iter().rev().map(|d| extents[d.index()]).collect();

@@ -404,3 +404,18 @@ proptest! {
         prop_assert_eq!(sorted_layout, logical);
     }
 }
+
+#[test]
+fn narrow_batch_with_out_of_bounds_entries_does_not_overflow() {
+    // Audit (issue #6): f32[1,1,4294967295] takes the narrow (32-bit) batch path; its strides
+    // are [2^32-1, 2^32-1, 1], so two entries of -1 make products near 2^64 whose sum used to
+    // overflow (a panic in builds with overflow checks) before the bounds check reported it.
+    let s = f32s(&[1, 1, 4_294_967_295], &[2, 1, 0]);
+    let map = PhysicalMap::new(a(&s)).unwrap();
+    let mut out = [Slot(0); 2];
+    let err = map.slots(&[[0, 0, 5], [-1, -1, 0]], &mut out).unwrap_err();
+    assert!(matches!(err, Error::IndexOutOfBounds { dimension: 0, index: -1, .. }), "{err}");
+    map.slots_unchecked_bounds(&[[-1, -1, -1], [i64::MAX, i64::MIN, -1]], &mut out); // no panic
+    map.slots(&[[0, 0, 4_294_967_294]], &mut out[..1]).unwrap();
+    assert_eq!(out[0], Slot(4_294_967_294));
+}
