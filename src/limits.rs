@@ -38,7 +38,7 @@
 //! before calling in, and report [`Error::LimitExceeded`](crate::Error::LimitExceeded) with the
 //! length and the cap. For shape, layout and program-shape input, 1 MiB is far above any real value
 //! (a 10 000-element tuple of arrays is about 100 KB, as text or bytes) and keeps the worst case
-//! near 64 MB; serialized HLO needs a larger cap and so more memory. The `xla-shape` tool does
+//! under 80 MB (`tests/adversarial.rs` runs it under that heap cap); serialized HLO needs a larger cap and so more memory. The `xla-shape` tool does
 //! exactly this: 1 MiB for shape, layout and program-shape input (`cli::MAX_INPUT_BYTES`, per
 //! line with `--lines`) and 64 MiB for an HLO module (`cli::MAX_HLO_INPUT_BYTES`).
 pub use crate::MAX_DEPTH;

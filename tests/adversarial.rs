@@ -1,5 +1,6 @@
 //! Hostile inputs get a typed error, and large valid inputs the right answer, each within 64 MB of
-//! heap and (in release builds) 100 ms.
+//! heap and (in release builds) 100 ms; the command-line tool's worst case at its input cap is held
+//! to 80 MB.
 //!
 //! Every case runs through [`guarded`]: the global allocator of this test binary is capped at
 //! 64 MB above what was live before the case (an allocation beyond it aborts the binary with
@@ -32,12 +33,20 @@ static HEAP: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, us
 const HEAP_BUDGET: usize = 64 * 1024 * 1024;
 const TIME_BUDGET: Duration = Duration::from_millis(100);
 
+/// The heap bound the `xla-shape` tool's 1 MiB input cap gives (see `cli::MAX_INPUT_BYTES`).
+#[cfg(feature = "cli")]
+const CLI_WORST_CASE_HEAP: usize = 80 * 1024 * 1024;
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Runs one case under the heap cap, with no other case of this binary running.
 fn guarded<T>(case: &str, run: impl FnOnce() -> T) -> T {
+    guarded_within(HEAP_BUDGET, case, run)
+}
+
+/// [`guarded`] with another cap, for the one case whose bound is stated differently.
+fn guarded_within<T>(budget: usize, case: &str, run: impl FnOnce() -> T) -> T {
     let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    HEAP.set_limit(HEAP.allocated() + HEAP_BUDGET).unwrap_or_else(|()| panic!("{case}: cannot set the cap"));
+    HEAP.set_limit(HEAP.allocated() + budget).unwrap_or_else(|()| panic!("{case}: cannot set the cap"));
     let result = run();
     HEAP.set_limit(usize::MAX).unwrap_or_else(|()| panic!("{case}: cannot lift the cap"));
     result
@@ -635,5 +644,39 @@ fn unknown_fields_in_program_shapes_and_layouts() {
             codec::decode::<LayoutProto>(&layout[..]),
             Err(Error::UnknownField { field_number: 102, .. })
         ));
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The command-line tool's input cap.
+
+/// The tool's 1 MiB cap on shape input is what bounds its worst case (every byte pair an empty
+/// tuple element, the largest heap per input byte: prost's growing `Vec` of 88-byte messages
+/// peaks near 70 MB) under [`CLI_WORST_CASE_HEAP`]; ten times that is refused after reading one
+/// byte past the cap.
+#[cfg(feature = "cli")]
+#[test]
+fn the_cli_input_cap_bounds_the_worst_case() {
+    use xla_shape::cli::{self, MAX_INPUT_BYTES};
+    let cap = usize::try_from(MAX_INPUT_BYTES).unwrap();
+    let run = |args: &[&str], stdin: &[u8]| {
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let status = cli::run(args, &mut &stdin[..], &mut stdout, &mut stderr);
+        (status, stdout.len(), String::from_utf8_lossy(&stderr).into_owned())
+    };
+    // A tuple of empty `ShapeProto`s: each is decoded (the costly part) before validation
+    // stops at the first one, whose element type is unset.
+    let at_cap = bytes_from_hex(&format!("10 0d {}", "22 00".repeat(cap / 2 - 1)));
+    assert_eq!(at_cap.len(), cap);
+    guarded_within(CLI_WORST_CASE_HEAP, "1 MiB of empty tuple elements through the tool", || {
+        let (status, printed, stderr) = run(&["xla-shape", "validate", "--optional-layout"], &at_cap);
+        assert_eq!((status, printed), (1, 0));
+        assert!(stderr.starts_with("error: invalid element type 0 at tuple_shapes[0]"), "{stderr}");
+    });
+    let ten_times: Vec<u8> = at_cap.iter().copied().cycle().take(10 * cap).collect();
+    guarded("10 MiB of empty tuple elements through the tool", || {
+        let (status, printed, stderr) = run(&["xla-shape", "decode", "--optional-layout"], &ten_times);
+        assert_eq!((status, printed), (1, 0));
+        assert!(stderr.contains(&format!("input size limit exceeded: {} is more than {cap}", cap + 1)), "{stderr}");
     });
 }

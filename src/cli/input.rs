@@ -15,7 +15,7 @@ use crate::cli::fail::Failure;
 /// one `--lines` line): 1 MiB.
 ///
 /// Far above any real value (a 10 000-element tuple of arrays is about 100 KB as text or bytes),
-/// and it bounds the memory a hostile input can make decoding take near 64 MB (see
+/// and it bounds the memory a hostile input can make decoding take under 80 MB (see
 /// [`limits`](crate::limits#input-size)). Larger input is refused with
 /// [`Error::LimitExceeded`](crate::Error::LimitExceeded), never read whole.
 ///
