@@ -36,10 +36,14 @@
 //! The library does not cap input length: the caller already holds the bytes or the string, and
 //! knows where they come from. Callers that take input from untrusted sources should cap it
 //! before calling in, and report [`Error::LimitExceeded`](crate::Error::LimitExceeded) with the
-//! length and the cap. For shape, layout and program-shape input, 1 MiB is far above any real value
-//! (a 10 000-element tuple of arrays is about 100 KB, as text or bytes) and keeps the worst case
-//! under 80 MB (`tests/adversarial.rs` runs it under that heap cap); serialized HLO needs a larger cap and so more memory. The `xla-shape` tool does
-//! exactly this: 1 MiB for shape, layout and program-shape input (`cli::MAX_INPUT_BYTES`, per
-//! line with `--lines`) and 64 MiB for an HLO module (`cli::MAX_HLO_INPUT_BYTES`).
+//! length and the cap. For shape, layout and program-shape bytes, 1 MiB is far above any real
+//! value (a 10 000-element tuple of arrays is about 100 KB, as text or bytes) and keeps the worst
+//! case under 80 MB (`tests/adversarial.rs` runs it under that heap cap); serialized HLO needs a
+//! larger cap and so more memory.
+//!
+//! The `xla-shape` tool caps its input so: 1 MiB of shape, layout or program-shape bytes
+//! (`cli::MAX_INPUT_BYTES`); 2 MiB of hex text and for each `--lines` line, which may be hex (a
+//! 2 MiB line of `(f32[],f32[],…)` through `encode --lines` peaks at 124 MB of resident memory,
+//! release build); 64 MiB for an HLO module (`cli::MAX_HLO_INPUT_BYTES`).
 pub use crate::MAX_DEPTH;
 pub use crate::codec::{MAX_REPORTED, RECURSION_LIMIT};

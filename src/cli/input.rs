@@ -11,8 +11,8 @@ use crate::{Error, ShapeBuf, codec, text};
 use crate::cli::args::ShapeSourceArgs;
 use crate::cli::fail::Failure;
 
-/// The largest shape, layout or program-shape input the tool reads (a file, stdin, hex text, or
-/// one `--lines` line): 1 MiB.
+/// The largest shape, layout or program-shape input the tool reads from a file or stdin: 1 MiB
+/// of bytes. Hex text and each `--lines` line (which may be hex) may be twice as long.
 ///
 /// Far above any real value (a 10 000-element tuple of arrays is about 100 KB as text or bytes),
 /// and it bounds the memory a hostile input can make decoding take under 80 MB (see
@@ -36,6 +36,9 @@ pub const MAX_INPUT_BYTES: u64 = 1 << 20;
 /// assert!(xla_shape::cli::MAX_HLO_INPUT_BYTES > xla_shape::cli::MAX_INPUT_BYTES);
 /// ```
 pub const MAX_HLO_INPUT_BYTES: u64 = 64 << 20;
+
+/// The cap on text that may be hex (two characters a byte): `--hex` input and `--lines` lines.
+const MAX_TEXT_INPUT_BYTES: u64 = 2 * MAX_INPUT_BYTES;
 
 /// All of `reader`, up to `cap` bytes.
 fn read_capped(reader: impl Read, what: &str, cap: u64) -> Result<Vec<u8>, Failure> {
@@ -117,8 +120,7 @@ pub fn encode_hex(bytes: &[u8]) -> String {
 
 /// The bytes of a serialized message: from `file` or `stdin`, hex-decoded if `hex`.
 pub fn read_message(stdin: &mut dyn BufRead, file: Option<&Path>, hex: bool) -> Result<Vec<u8>, Failure> {
-    // Hex text is twice the bytes it holds; the cap is on the bytes.
-    let cap = if hex { MAX_INPUT_BYTES.saturating_mul(2) } else { MAX_INPUT_BYTES };
+    let cap = if hex { MAX_TEXT_INPUT_BYTES } else { MAX_INPUT_BYTES };
     let bytes = read_input(stdin, file, cap)?;
     if hex { decode_hex(&bytes) } else { Ok(bytes) }
 }
@@ -157,10 +159,10 @@ pub fn shape_from_source(source: &ShapeSourceArgs) -> Result<Option<LoadedShape>
     Ok(None)
 }
 
-/// Calls `f` with each line of `stdin` (without its line ending; each line at most twice
-/// [`MAX_INPUT_BYTES`], as a line may be hex). Stops at the first error `f` returns.
+/// Calls `f` with each line of `stdin` (without its line ending; each line at most
+/// [`MAX_TEXT_INPUT_BYTES`]). Stops at the first error `f` returns.
 pub fn for_each_line(stdin: &mut dyn BufRead, mut f: impl FnMut(&str) -> Result<(), Failure>) -> Result<(), Failure> {
-    let cap = MAX_INPUT_BYTES.saturating_mul(2);
+    let cap = MAX_TEXT_INPUT_BYTES;
     let mut line = Vec::new();
     loop {
         line.clear();

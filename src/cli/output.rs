@@ -3,10 +3,9 @@
 
 use std::io::{self, Write};
 
-use super::Io;
-
 use serde_json::{Value, json};
 
+use crate::cli::Io;
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input;
 
