@@ -1,7 +1,7 @@
 //! The checks the fuzz targets run, one public function per target.
 //!
 //! Both the libFuzzer binaries (`fuzz_targets/*.rs`) and the stable replay test
-//! (`tests/fuzz_corpus.rs` in the library, which includes this file with `#[path]`) call these
+//! (`tests/it/fuzz_corpus.rs` in the library, which includes this file with `#[path]`) call these
 //! functions, so every corpus file is checked by exactly the same code on stable Rust. A check
 //! returns normally for any input the library handles correctly (an `Err` is a correct answer) and
 //! panics when a property is broken: that panic is the crash libFuzzer reports.

@@ -1,9 +1,7 @@
 //! The codec against the byte vectors of spec `schema.md` §5 and `vectors.md` §8 (B1–B4), the
 //! non-canonical and adversarial inputs, and the round-trip properties (README P4, P6).
 
-mod common;
-
-use common::bytes_from_hex;
+use crate::common::bytes_from_hex;
 use proptest::prelude::*;
 use prost::Message;
 use xla_shape::codec::{self, Decoded, NonCanonical, UnknownField, XlaMessage};

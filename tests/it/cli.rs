@@ -1,11 +1,8 @@
 //! The `xla-shape` binary, run as a process: every subcommand, success and failure, garbage,
 //! empty and 10 MB inputs, exit codes (0 success, 1 invalid input, 2 usage). The items of the
 //! CLI issue are cited as `// issue: …`; spec vectors as in the other tests.
-#![cfg(feature = "cli")]
 
-mod common;
-
-use common::{bytes_from_hex, length_delimited_field_1, to_hex};
+use crate::common::{bytes_from_hex, length_delimited_field_1, to_hex};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,9 +1,7 @@
 //! Constructors (spec `linearization.md` §6.1): results, XLA's error wording, and the XLA form of
 //! every proto they build (vectors.md B1/B2 bytes, groups 25, 27, 29, 48, 71, 76).
 
-mod common;
-
-use common::bytes_from_hex;
+use crate::common::bytes_from_hex;
 use prost::Message;
 use xla_shape::error::LayoutProblem;
 use xla_shape::make::{

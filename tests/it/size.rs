@@ -1,5 +1,5 @@
 //! Sizes and strides (vectors.md §6 groups 51–55, 72, 73; X2's split config; T2/T11/T12 are in
-//! tests/tiling.rs).
+//! tests/it/tiling.rs).
 
 use xla_shape::make::{
     LayoutSpec, make_scalar_shape, make_shape, make_shape_with_layout, make_token_shape, make_tuple_shape,

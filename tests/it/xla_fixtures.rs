@@ -4,9 +4,7 @@
 //! differs (the DV list in `xla_shape::validate`). Each exception below is listed by input and
 //! names its reason, so a new disagreement fails the test.
 
-mod common;
-
-use common::{bytes_from_hex, to_hex};
+use crate::common::{bytes_from_hex, to_hex};
 use std::fs;
 use std::path::Path;
 

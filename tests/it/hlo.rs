@@ -1,9 +1,7 @@
 //! Real HLO modules from jaxlib (tests/fixtures/hlo): every shape they hold decodes, validates,
 //! and prints exactly as XLA printed it in the module text.
 
-mod common;
-
-use common::length_delimited_field_1;
+use crate::common::length_delimited_field_1;
 use std::fs;
 use std::path::Path;
 

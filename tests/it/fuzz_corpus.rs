@@ -6,7 +6,7 @@
 //! (`fuzz/src/lib.rs`, included here), so a corpus file passes here exactly when the fuzz target
 //! accepts it.
 
-#[path = "../fuzz/src/lib.rs"]
+#[path = "../../fuzz/src/lib.rs"]
 mod checks;
 
 use std::panic::{self, AssertUnwindSafe};

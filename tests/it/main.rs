@@ -1,0 +1,28 @@
+//! The integration tests, as one binary: each file here is a module, so the library is linked
+//! once for all of them (each file directly under `tests/` would be a crate of its own).
+//!
+//! `tests/adversarial.rs` stays a binary of its own: it installs a capped global allocator, which
+//! must not see the allocations of any other test.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+#[cfg(feature = "cli")]
+mod cli;
+mod codec;
+mod equality;
+mod fuzz_corpus;
+mod hlo;
+mod index;
+mod make;
+mod padding;
+mod schema;
+mod seeds;
+mod serde;
+mod size;
+mod strategy_smoke;
+mod text;
+mod tiling;
+mod util;
+mod validation;
+mod xla_fixtures;
