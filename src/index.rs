@@ -18,6 +18,7 @@
 //! are `i64`, as in XLA; negative entries are out of bounds (DV-13: XLA's `IndexInBounds`
 //! accepts them).
 
+use crate::error::{ArgumentProblem, Quantity, RangeKind};
 use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
@@ -43,7 +44,7 @@ impl Untiled {
 }
 
 fn overflow() -> Error {
-    Error::Overflow { path: crate::error::FieldPath::root(), what: "linear index" }
+    Error::Overflow { path: crate::error::FieldPath::root(), what: Quantity::LinearIndex }
 }
 
 /// XLA's `IndexUtil::MultidimensionalIndexToLinearIndex`: `Σ_k I[L[k]] · Π_{m<k} P[L[m]]`.
@@ -94,7 +95,7 @@ pub fn linear_index_to_multidimensional_index(shape: ArrayShape<'_>, linear: i64
     let u = Untiled::new(shape, "linear_index_to_multidimensional_index")?;
     let total = u.extents.iter().try_fold(1u64, |acc, &e| acc.checked_mul(e)).ok_or_else(overflow)?;
     if to_u64(linear) >= total {
-        return Err(Error::OutOfRange { what: "linear index", value: linear, bound: to_i64(total) });
+        return Err(Error::OutOfRange { what: RangeKind::LinearIndex, value: linear, bound: to_i64(total) });
     }
     let mut out = vec![0i64; u.order.len()];
     let mut rest = to_u64(linear);
@@ -104,9 +105,12 @@ pub fn linear_index_to_multidimensional_index(shape: ArrayShape<'_>, linear: i64
         rest /= u.extents[d];
     }
     if let Some((d, (&i, &bound))) = out.iter().zip(&u.bounds).enumerate().find(|&(_, (&i, &b))| to_u64(i) >= b) {
-        return Err(Error::InvalidArgument(format!(
-            "linear index {linear} is a padding slot (dimension {d} is {i} of size {bound})"
-        )));
+        return Err(Error::invalid_argument(ArgumentProblem::PaddingSlot {
+            linear,
+            dimension: d,
+            index: i,
+            size: bound,
+        }));
     }
     Ok(out)
 }
@@ -300,7 +304,7 @@ pub fn for_each_index(
 /// let mut calls = 0;
 /// let result = try_for_each_index(s.as_array().unwrap(), &[0, 0], &[4, 16], &[1, 1], |_| {
 ///     calls += 1;
-///     if calls == 5 { Err(Error::InvalidArgument("stop".into())) } else { Ok(true) }
+///     if calls == 5 { Err(Error::IndexRank { expected: 0, actual: 0 }) } else { Ok(true) }
 /// });
 /// assert!(result.is_err());
 /// assert_eq!(calls, 5);
@@ -353,7 +357,7 @@ fn window(shape: ArrayShape<'_>, base: &[i64], count: &[i64], incr: &[i64]) -> R
         }
     }
     if let Some((d, s)) = incr.iter().enumerate().find(|&(_, &s)| s < 1) {
-        return Err(Error::InvalidArgument(format!("for_each_index: incr[{d}] is {s}, must be at least 1")));
+        return Err(Error::invalid_argument(ArgumentProblem::IncrementBelowOne { dimension: d, incr: *s }));
     }
     if window.end.contains(&0) {
         return Ok(None);
@@ -363,9 +367,12 @@ fn window(shape: ArrayShape<'_>, base: &[i64], count: &[i64], incr: &[i64]) -> R
         // `count == 0` pins the dimension: one position, at `base`.
         let end = b.checked_add(c.max(1));
         if b < 0 || c < 0 || end.is_none_or(|e| e > size) {
-            return Err(Error::InvalidArgument(format!(
-                "for_each_index: window base {b}, count {c} leaves dimension {d} of size {size}"
-            )));
+            return Err(Error::invalid_argument(ArgumentProblem::WindowOutOfBounds {
+                dimension: d,
+                base: b,
+                count: c,
+                size,
+            }));
         }
         *window_end = end.unwrap_or(size);
     }

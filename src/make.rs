@@ -15,6 +15,7 @@
 //! assert_eq!(s.to_string(), "f32[2,3,4,5]{3,2,1,0}");
 //! ```
 
+use crate::error::ArgumentProblem;
 use crate::error::{Error, FieldPath, LayoutProblem, Result};
 use crate::layout::LayoutBuf;
 use crate::primitive::PrimitiveType;
@@ -111,10 +112,10 @@ impl LayoutSpec {
     fn check_tail_padding(&self, layout_path: FieldPath) -> Result<()> {
         let value = self.proto.tail_padding_alignment_in_elements;
         if value < 1 {
-            return Err(Error::InvalidLayout {
-                path: layout_path.field("tail_padding_alignment_in_elements"),
-                problem: LayoutProblem::TailPadding { value },
-            });
+            return Err(Error::invalid_layout(
+                layout_path.field("tail_padding_alignment_in_elements"),
+                LayoutProblem::TailPadding { value },
+            ));
         }
         Ok(())
     }
@@ -124,7 +125,7 @@ fn require_array_type(element_type: PrimitiveType) -> Result<()> {
     if element_type.is_array() {
         Ok(())
     } else {
-        Err(Error::InvalidArgument(format!("unsupported element type {element_type} for an array shape")))
+        Err(Error::invalid_argument(ArgumentProblem::UnsupportedElementType { element_type }))
     }
 }
 
@@ -226,11 +227,10 @@ pub fn make_shape_with_layout(
     layout: &LayoutSpec,
 ) -> Result<ShapeBuf> {
     if layout.proto.minor_to_major.len() != dimensions.len() {
-        return Err(Error::InvalidArgument(format!(
-            "dimensions size is {}, but layout size is {}",
-            dimensions.len(),
-            layout.proto.minor_to_major.len()
-        )));
+        return Err(Error::invalid_argument(ArgumentProblem::LayoutLength {
+            dimensions: dimensions.len(),
+            layout: layout.proto.minor_to_major.len(),
+        }));
     }
     let dynamic = dimensions.iter().map(|&d| d == i64::MIN).collect::<Vec<_>>();
     let proto = unlaid_array(element_type, dimensions, &dynamic)?;
@@ -248,11 +248,10 @@ pub fn make_shape_with_layout(
 /// type, dimensions, size).
 fn unlaid_array(element_type: PrimitiveType, dimensions: &[i64], dynamic: &[bool]) -> Result<ShapeProto> {
     if dynamic.len() != dimensions.len() {
-        return Err(Error::InvalidArgument(format!(
-            "dynamic dimensions size {} did not match number of dimensions {}",
-            dynamic.len(),
-            dimensions.len()
-        )));
+        return Err(Error::invalid_argument(ArgumentProblem::DynamicFlagCount {
+            flags: dynamic.len(),
+            dimensions: dimensions.len(),
+        }));
     }
     require_array_type(element_type)?;
     let proto = ShapeProto {
@@ -376,7 +375,7 @@ fn non_array(element_type: PrimitiveType) -> ShapeBuf {
 /// an array shape to create a buffer shape").
 pub fn make_buffer_shape(array: &ShapeBuf) -> Result<ShapeBuf> {
     if !array.view().is_array() {
-        return Err(Error::InvalidArgument("element_shape must be an array shape to create a buffer shape".into()));
+        return Err(Error::invalid_argument(ArgumentProblem::BufferOfNonArray));
     }
     let proto = ShapeProto {
         element_type: PrimitiveType::BUFFER.as_i32(),

@@ -15,6 +15,7 @@
 //!        └─index_of_slot────┘   (None for a padding slot)
 //! ```
 
+use crate::error::{ArgumentProblem, Quantity, RangeKind};
 use std::fmt;
 
 use crate::error::{Error, FieldPath, Result};
@@ -313,7 +314,7 @@ pub struct PhysicalMap {
     storage_bytes: u64,
 }
 
-fn overflow(what: &'static str) -> Error {
+fn overflow(what: Quantity) -> Error {
     Error::Overflow { path: FieldPath::root().field("layout"), what }
 }
 
@@ -352,10 +353,10 @@ impl PhysicalMap {
             .div_ceil(alignment)
             .checked_mul(alignment)
             .filter(|&s| i64::try_from(s).is_ok())
-            .ok_or_else(|| overflow("storage slots"))?;
+            .ok_or_else(|| overflow(Quantity::StorageSlots))?;
         let bits_per_slot = crate::size::element_size_in_bits(shape);
         let storage_bytes =
-            storage_slots.checked_mul(bits_per_slot).ok_or_else(|| overflow("storage bits"))?.div_ceil(8);
+            storage_slots.checked_mul(bits_per_slot).ok_or_else(|| overflow(Quantity::StorageBits))?.div_ceil(8);
         let physical_dims: Box<[usize]> = shape.minor_to_major().iter().rev().map(crate::shape::Dim::index).collect();
         let final_strides = row_major_strides(&plan.extents, raw_slots);
         let rank = bounds.len();
@@ -547,7 +548,10 @@ impl PhysicalMap {
             return Err(Error::IndexRank { expected: self.bounds.len(), actual: N });
         }
         if out.len() != indices.len() {
-            return Err(Error::InvalidArgument(format!("{} indices but {} output slots", indices.len(), out.len())));
+            return Err(Error::invalid_argument(ArgumentProblem::OutputLength {
+                indices: indices.len(),
+                slots: out.len(),
+            }));
         }
         // The check rides along with the arithmetic, branch-free; the culprit is located only on
         // failure.
@@ -683,7 +687,7 @@ impl PhysicalMap {
     fn slot_query_error(&self, slot: Slot, len: usize) -> Error {
         if len == self.bounds.len() {
             Error::OutOfRange {
-                what: "slot",
+                what: RangeKind::Slot,
                 value: i64::try_from(slot.0).unwrap_or(i64::MAX),
                 bound: to_i64(self.storage_slots),
             }

@@ -252,11 +252,9 @@ impl FromStr for PrimitiveType {
     /// XLA's `StringToPrimitiveType`: exact, case-sensitive text names. `tuple` and `buffer` are
     /// accepted here, though the shape grammar never uses them as types.
     fn from_str(s: &str) -> Result<Self, Error> {
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|t| t.name() == s)
-            .ok_or_else(|| Error::InvalidArgument(format!("invalid element type string: {s:?}")))
+        Self::ALL.iter().copied().find(|t| t.name() == s).ok_or_else(|| {
+            Error::invalid_argument(crate::error::ArgumentProblem::UnknownElementTypeName { name: s.to_owned() })
+        })
     }
 }
 

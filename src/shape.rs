@@ -265,7 +265,7 @@ impl<'a> ArrayShape<'a> {
     fn from_shape(shape: Shape<'a>) -> Result<Self> {
         shape.as_array().ok_or(Error::NotAnArray {
             operation: "an array view",
-            kind: crate::validate::kind_name(shape.element_type),
+            kind: crate::error::ShapeCategory::of(shape.element_type),
         })
     }
 

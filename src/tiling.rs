@@ -137,7 +137,7 @@ pub(crate) struct Plan {
 }
 
 fn overflow() -> Error {
-    Error::Overflow { path: FieldPath::root().field("layout").field("tiles"), what: "tiled shape" }
+    Error::Overflow { path: FieldPath::root().field("layout").field("tiles"), what: crate::error::Quantity::TiledShape }
 }
 
 impl Plan {
@@ -169,7 +169,7 @@ impl Plan {
             if len > 0 {
                 return Err(Error::InvalidLayout {
                     path: FieldPath::root().field("layout").field("tiles").index(j),
-                    problem: LayoutProblem::TrailingCombine,
+                    problem: Box::new(LayoutProblem::TrailingCombine),
                 });
             }
             shape.truncate(offset);
