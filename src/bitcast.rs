@@ -9,7 +9,7 @@
 use crate::error::ArgumentProblem;
 use crate::error::{Error, Result};
 use crate::index::multidimensional_index_to_linear_index;
-use crate::physical::to_i64;
+use crate::memory::extent::to_i64;
 use crate::shape::{ArrayShape, Dim};
 use crate::size::elements_in;
 use crate::util::equal_ignoring_element_type;

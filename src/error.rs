@@ -1132,6 +1132,11 @@ impl Error {
         Self::Decode(Box::new(DecodeError { message, reason: reason.into() }))
     }
 
+    /// An [`Error::Overflow`] of `what` at `path`.
+    pub fn overflow(path: FieldPath, what: Quantity) -> Self {
+        Self::Overflow { path, what }
+    }
+
     /// An [`Error::InvalidLayout`] at `path`.
     pub fn invalid_layout(path: FieldPath, problem: LayoutProblem) -> Self {
         Self::InvalidLayout { path, problem: Box::new(problem) }

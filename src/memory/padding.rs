@@ -22,6 +22,8 @@ use crate::primitive::{Category, PrimitiveType};
 use crate::proto::PaddingValue;
 use crate::shape::ArrayShape;
 
+use super::extent::{extents, to_i64};
+
 /// Whether the layout pads some dimension beyond its size (legacy `LayoutUtil::IsPadded`).
 /// Padding equal to the dimensions is a no-op and does not count.
 ///
@@ -51,27 +53,7 @@ pub fn is_padded(shape: ArrayShape<'_>) -> bool {
 ///
 /// [`Error::UnboundedDimension`] for a `?` dimension.
 pub fn padded_extents(shape: ArrayShape<'_>) -> Result<Vec<i64>> {
-    Ok(extents(shape, "padded_extents")?.into_iter().map(crate::physical::to_i64).collect())
-}
-
-/// The stored extent of each logical dimension as `u64`; errors on `?`.
-pub(crate) fn extents(shape: ArrayShape<'_>, operation: &'static str) -> Result<Vec<u64>> {
-    let logical = bounds(shape, operation)?;
-    Ok(match shape.padded_dimensions() {
-        // Validated: one entry per dimension, each ≥ its (non-negative) dimension.
-        Some(padded) => padded.iter().map(|&p| u64::try_from(p).unwrap_or(0)).collect(),
-        None => logical,
-    })
-}
-
-/// The logical bound of each dimension as `u64`; errors on `?`.
-pub(crate) fn bounds(shape: ArrayShape<'_>, operation: &'static str) -> Result<Vec<u64>> {
-    shape
-        .dimensions()
-        .iter()
-        .enumerate()
-        .map(|(dimension, &d)| u64::try_from(d).map_err(|_| Error::UnboundedDimension { operation, dimension }))
-        .collect()
+    Ok(extents(shape, "padded_extents")?.into_iter().map(to_i64).collect())
 }
 
 /// What a padding slot holds (spec §3.3): the *intended* fill value of a legacy

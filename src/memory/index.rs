@@ -21,8 +21,8 @@
 use crate::error::{ArgumentProblem, Quantity, RangeKind};
 use std::cmp::Ordering;
 
-use crate::error::{Error, Result};
-use crate::physical::{check_index, to_i64, to_u64};
+use crate::error::{Error, FieldPath, Result};
+use crate::memory::extent::{bounds, check_index, extents, to_i64, to_u64};
 use crate::shape::{ArrayShape, Dim};
 
 /// `D`, `P` and the layout order of an array, for the untiled functions.
@@ -36,16 +36,15 @@ struct Untiled {
 impl Untiled {
     fn new(shape: ArrayShape<'_>, operation: &'static str) -> Result<Self> {
         Ok(Self {
-            bounds: crate::padding::bounds(shape, operation)?,
-            extents: crate::padding::extents(shape, operation)?,
+            bounds: bounds(shape, operation)?,
+            extents: extents(shape, operation)?,
             order: shape.minor_to_major().iter().map(Dim::index).collect(),
         })
     }
 }
 
-fn overflow() -> Error {
-    Error::Overflow { path: crate::error::FieldPath::root(), what: Quantity::LinearIndex }
-}
+/// The one overflow of this file: a linear index or stride beyond `i64`.
+const LINEAR_OVERFLOW: fn() -> Error = || Error::overflow(FieldPath::root(), Quantity::LinearIndex);
 
 /// XLA's `IndexUtil::MultidimensionalIndexToLinearIndex`: `Σ_k I[L[k]] · Π_{m<k} P[L[m]]`.
 /// Tiles are ignored (see the module docs); legacy padding uses the padded extents.
@@ -68,10 +67,10 @@ pub fn multidimensional_index_to_linear_index(shape: ArrayShape<'_>, index: &[i6
     check_index(&u.bounds, index)?;
     let (mut linear, mut scale) = (0u64, 1u64);
     for &d in &u.order {
-        linear = scale.checked_mul(to_u64(index[d])).and_then(|v| v.checked_add(linear)).ok_or_else(overflow)?;
-        scale = scale.checked_mul(u.extents[d]).ok_or_else(overflow)?;
+        linear = scale.checked_mul(to_u64(index[d])).and_then(|v| v.checked_add(linear)).ok_or_else(LINEAR_OVERFLOW)?;
+        scale = scale.checked_mul(u.extents[d]).ok_or_else(LINEAR_OVERFLOW)?;
     }
-    i64::try_from(linear).map_err(|_| overflow())
+    i64::try_from(linear).map_err(|_| LINEAR_OVERFLOW())
 }
 
 /// XLA's `IndexUtil::LinearIndexToMultidimensionalIndex`, the inverse of
@@ -93,7 +92,7 @@ pub fn multidimensional_index_to_linear_index(shape: ArrayShape<'_>, index: &[i6
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 pub fn linear_index_to_multidimensional_index(shape: ArrayShape<'_>, linear: i64) -> Result<Vec<i64>> {
     let u = Untiled::new(shape, "linear_index_to_multidimensional_index")?;
-    let total = u.extents.iter().try_fold(1u64, |acc, &e| acc.checked_mul(e)).ok_or_else(overflow)?;
+    let total = u.extents.iter().try_fold(1u64, |acc, &e| acc.checked_mul(e)).ok_or_else(LINEAR_OVERFLOW)?;
     if to_u64(linear) >= total {
         return Err(Error::OutOfRange { what: RangeKind::LinearIndex, value: linear, bound: to_i64(total) });
     }
@@ -140,9 +139,9 @@ pub fn dimension_stride(shape: ArrayShape<'_>, dim: Dim) -> Result<i64> {
     }
     let mut stride = 1u64;
     for &d in u.order.iter().take_while(|&&d| d != dim.index()) {
-        stride = stride.checked_mul(u.extents[d]).ok_or_else(overflow)?;
+        stride = stride.checked_mul(u.extents[d]).ok_or_else(LINEAR_OVERFLOW)?;
     }
-    i64::try_from(stride).map_err(|_| overflow())
+    i64::try_from(stride).map_err(|_| LINEAR_OVERFLOW())
 }
 
 /// XLA's `IndexUtil::IndexInBounds`: `index.len()` is the rank and `0 ≤ index[d] < D[d]`.
@@ -157,7 +156,7 @@ pub fn dimension_stride(shape: ArrayShape<'_>, dim: Dim) -> Result<i64> {
 /// assert!(!index_in_bounds(a, &[2, 0]) && !index_in_bounds(a, &[1]) && !index_in_bounds(a, &[-1, 0]));
 /// ```
 pub fn index_in_bounds(shape: ArrayShape<'_>, index: &[i64]) -> bool {
-    crate::padding::bounds(shape, "index_in_bounds").is_ok_and(|bounds| check_index(&bounds, index).is_ok())
+    bounds(shape, "index_in_bounds").is_ok_and(|bounds| check_index(&bounds, index).is_ok())
 }
 
 /// XLA's `IndexUtil::CompareIndices`: lexicographic from position 0, with the code's sign —
@@ -228,7 +227,7 @@ struct Window {
 
 impl Window {
     fn whole(shape: ArrayShape<'_>, order: Order, operation: &'static str) -> Result<Self> {
-        let end: Vec<i64> = crate::padding::bounds(shape, operation)?.into_iter().map(to_i64).collect();
+        let end: Vec<i64> = bounds(shape, operation)?.into_iter().map(to_i64).collect();
         let n = end.len();
         let order = match order {
             Order::Layout => shape.minor_to_major().iter().map(Dim::index).collect(),
