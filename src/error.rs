@@ -1177,6 +1177,29 @@ impl Error {
     }
 }
 
+/// Raw `element_type` values: the failing conversion is an [`Error`], so it lives here rather
+/// than in `primitive`, which stays below this module.
+impl TryFrom<i32> for crate::PrimitiveType {
+    type Error = Error;
+
+    /// Fails with [`Error::InvalidElementType`] for 0 and unknown values.
+    fn try_from(value: i32) -> Result<Self, Error> {
+        Self::from_i32(value).ok_or(Error::InvalidElementType { path: FieldPath::root(), value })
+    }
+}
+
+/// XLA's `StringToPrimitiveType` ([`PrimitiveType::from_name`](crate::PrimitiveType::from_name)):
+/// exact, case-sensitive text names. `tuple` and `buffer` are accepted here, though the shape
+/// grammar never uses them as types.
+impl std::str::FromStr for crate::PrimitiveType {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Self::from_name(s)
+            .ok_or_else(|| Error::invalid_argument(ArgumentProblem::UnknownElementTypeName { name: s.to_owned() }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

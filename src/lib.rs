@@ -342,6 +342,7 @@ pub mod bitcast;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod codec;
+mod dim;
 pub mod error;
 pub mod hlo;
 pub mod layout;

@@ -15,6 +15,7 @@
 //! assert_eq!(s.to_string(), "f32[2,3,4,5]{3,2,1,0}");
 //! ```
 
+use crate::dim::descending_minor_to_major;
 use crate::error::ArgumentProblem;
 use crate::error::{Error, FieldPath, LayoutProblem, Result};
 use crate::layout::LayoutBuf;
@@ -178,7 +179,7 @@ pub fn make_shape_with_descending_layout(element_type: PrimitiveType, dimensions
 /// * [`Error::Overflow`] when the element count or byte size does not fit in `i64`.
 pub fn make_shape_dynamic(element_type: PrimitiveType, dimensions: &[i64], dynamic: &[bool]) -> Result<ShapeBuf> {
     let proto = unlaid_array(element_type, dimensions, dynamic)?;
-    with_layout(proto, LayoutSpec::new(&descending(dimensions.len())).proto)
+    with_layout(proto, LayoutSpec::new(&descending_minor_to_major(dimensions.len())).proto)
 }
 
 /// `MakeValidatedShapeWithDenseLayout` with only `minor_to_major`.
@@ -402,10 +403,6 @@ pub fn make_buffer_shape_from_dimensions(element_type: PrimitiveType, dimensions
     make_buffer_shape(&make_shape(element_type, dimensions)?)
 }
 
-fn descending(rank: usize) -> Vec<i64> {
-    (0..rank).rev().map(|d| i64::try_from(d).unwrap_or(i64::MAX)).collect()
-}
-
 /// `LayoutUtil::MakeDescendingLayout`: `{n-1,…,0}`, the default (row-major at rank 2).
 ///
 /// ```
@@ -413,7 +410,7 @@ fn descending(rank: usize) -> Vec<i64> {
 /// assert_eq!(xla_shape::make::make_descending_layout(0).to_string(), "{}");
 /// ```
 pub fn make_descending_layout(rank: usize) -> LayoutBuf {
-    LayoutBuf::from_validated(LayoutSpec::new(&descending(rank)).proto)
+    LayoutBuf::from_validated(LayoutSpec::new(&descending_minor_to_major(rank)).proto)
 }
 
 /// `LayoutUtil::MakeAscendingLayout`: `{0,…,n-1}` (column-major at rank 2).
@@ -422,7 +419,7 @@ pub fn make_descending_layout(rank: usize) -> LayoutBuf {
 /// assert_eq!(xla_shape::make::make_ascending_layout(5).to_string(), "{0,1,2,3,4}");
 /// ```
 pub fn make_ascending_layout(rank: usize) -> LayoutBuf {
-    let mut m2m = descending(rank);
+    let mut m2m = descending_minor_to_major(rank);
     m2m.reverse();
     LayoutBuf::from_validated(LayoutSpec::new(&m2m).proto)
 }

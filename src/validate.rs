@@ -418,7 +418,7 @@ fn check_layouts(shape: &ShapeProto, mode: LayoutMode, path: Path<'_>) -> Result
             Some(layout) => check_layout(layout, Some((&shape.dimensions, t)), path.field("layout")),
             None if mode == LayoutMode::Strict => Err(Error::MissingLayout {
                 path: path.to_field_path(),
-                shape: crate::text::shape_to_string(shape, false).into(),
+                shape: crate::text::print::shape_to_string(shape, false).into(),
             }),
             None => Ok(()),
         },

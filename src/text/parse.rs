@@ -729,17 +729,13 @@ impl<'a> Parser<'a> {
 
 /// A type token: a primitive type name other than `tuple` and `buffer` (case-sensitive).
 fn type_token(text: &str) -> Option<PrimitiveType> {
-    PrimitiveType::ALL
-        .iter()
-        .copied()
-        .find(|t| t.name() == text)
-        .filter(|t| !matches!(t, PrimitiveType::TUPLE | PrimitiveType::BUFFER))
+    PrimitiveType::from_name(text).filter(|t| !matches!(t, PrimitiveType::TUPLE | PrimitiveType::BUFFER))
 }
 
 /// The default descending layout `{n-1,…,0}` in XLA form.
 fn descending_layout(rank: usize) -> LayoutProto {
     LayoutProto {
-        minor_to_major: (0..rank).rev().map(|d| i64::try_from(d).unwrap_or(i64::MAX)).collect(),
+        minor_to_major: crate::dim::descending_minor_to_major(rank),
         tail_padding_alignment_in_elements: 1,
         ..LayoutProto::default()
     }

@@ -2,8 +2,9 @@
 //! tiles, changing the element type, device-to-host shapes, and the descending shape with the
 //! same physical layout. The plain constructors live in [`crate::make`].
 
-use super::dimensions::{Flags, Source, descending, major_to_minor, rebuild};
+use super::dimensions::{Flags, Source, major_to_minor, rebuild};
 use super::{all_leaves, finish, map_arrays};
+use crate::dim::descending_minor_to_major as descending;
 use crate::error::{ArgumentProblem, ShapeCategory};
 use crate::error::{Error, Result};
 use crate::make;

@@ -501,11 +501,6 @@ fn remap<T: Copy>(list: &[T], sources: &[Source], new: impl Fn(i64) -> T) -> Vec
         .collect()
 }
 
-/// `minor_to_major` entries of a default layout, reused by the dimension-reordering helpers.
-pub(super) fn descending(rank: usize) -> Vec<i64> {
-    (0..rank).rev().map(to_i64).collect()
-}
-
 /// The logical dimension at each physical position, most major first.
 pub(super) fn major_to_minor(array: ArrayShape<'_>) -> Vec<usize> {
     array.minor_to_major().iter().rev().map(|Dim(d)| d).collect()
