@@ -342,6 +342,7 @@ pub mod bitcast;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod codec;
+mod depth;
 mod dim;
 pub mod error;
 pub mod hlo;
