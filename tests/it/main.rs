@@ -9,6 +9,8 @@ mod common;
 
 #[cfg(feature = "cli")]
 mod cli;
+#[cfg(feature = "cli")]
+mod cli_lost;
 mod codec;
 mod equality;
 mod fuzz_corpus;
@@ -22,6 +24,7 @@ mod serde;
 mod size;
 mod strategy_smoke;
 mod text;
+mod text_lost;
 mod tiling;
 mod util;
 mod validation;
