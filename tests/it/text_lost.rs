@@ -68,7 +68,7 @@ fn an_array_a_tuple_element_and_a_buffer_lose_each_field() {
         for (proto, path) in cases {
             let shape = Shape::try_new(&proto).unwrap();
             let lost = text::lost_in_text(shape);
-            assert_eq!(paths(&lost), [path.clone()], "{dropped:?}");
+            assert_eq!(paths(&lost), [path], "{dropped:?}");
             assert_eq!(lost[0].dropped, dropped);
         }
     }
