@@ -70,7 +70,7 @@ impl ParseOptions {
     /// # Errors
     ///
     /// [`Error::Parse`] for text outside the grammar or that XLA's parser rejects (or aborts
-    /// on); [`Error::TooDeep`] beyond [`MAX_DEPTH`] levels; [`Error::SparseUnsupported`] for
+    /// on); [`Error::TooDeep`] beyond [`MAX_DEPTH`](crate::MAX_DEPTH) levels; [`Error::SparseUnsupported`] for
     /// non-dense `D(...)` entries and a `P(...)` in a shape; [`Error::InvalidLayout`] for a `D`
     /// list of the wrong length; the validation errors of a tuple (always) and of the whole
     /// shape (when validating).

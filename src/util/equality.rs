@@ -20,7 +20,7 @@ use crate::shape::{ArrayShape, Shape};
 ///
 /// This differs from `==` on the protos, which compares every field as stored. Raw layouts can be
 /// compared too ([`LayoutEqual::equal_protos`]), so legacy or sparse protos that do not validate
-/// still compare; raw physical shapes nested deeper than [`MAX_DEPTH`] levels compare unequal.
+/// still compare; raw physical shapes nested deeper than [`MAX_DEPTH`](crate::MAX_DEPTH) levels compare unequal.
 ///
 /// ```
 /// use xla_shape::{make::LayoutSpec, util::LayoutEqual};
@@ -205,7 +205,7 @@ fn is_sparse(layout: &LayoutProto) -> bool {
 /// this functor ignores, because XLA compares them with `operator==`.
 ///
 /// [`ShapeEqual::equal_protos`] compares raw protos (malformed ones compare without panicking;
-/// nesting deeper than [`MAX_DEPTH`] levels compares unequal).
+/// nesting deeper than [`MAX_DEPTH`](crate::MAX_DEPTH) levels compares unequal).
 ///
 /// ```
 /// use xla_shape::{make, util::ShapeEqual, PrimitiveType};

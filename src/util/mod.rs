@@ -17,12 +17,12 @@
 //! * A function that builds a shape returns `Result<ShapeBuf>`: the result is put into XLA's form
 //!   ([`crate::codec::to_xla_form`]: `is_dynamic_dimension` for every dimension, tail padding
 //!   alignment 1 instead of 0, …) and validated (optional-layout mode) before it is handed out. Where XLA would crash, these return
-//!   an [`Error`].
+//!   an [`Error`](crate::Error).
 //! * **Legacy padding (crate rule):** an operation that permutes, inserts or deletes logical
 //!   dimensions applies the same change to a non-empty legacy `padded_dimensions` (an inserted
 //!   dimension is padded to its own bound), so the result still validates. Every other layout
 //!   field follows XLA.
-//! * Recursion over tuples stops at [`MAX_DEPTH`] levels.
+//! * Recursion over tuples stops at [`MAX_DEPTH`](crate::MAX_DEPTH) levels.
 //!
 //! ```
 //! use xla_shape::{make, util, Dim, PrimitiveType};
