@@ -28,15 +28,6 @@ use crate::cli::fail::Failure;
 /// ```
 pub const MAX_INPUT_BYTES: u64 = 1 << 20;
 
-/// The largest serialized HLO module the `hlo` command reads: 64 MiB.
-///
-/// Module dumps are larger than shapes (names, metadata, constants), so they get their own cap.
-///
-/// ```
-/// assert!(xla_shape::cli::MAX_HLO_INPUT_BYTES > xla_shape::cli::MAX_INPUT_BYTES);
-/// ```
-pub const MAX_HLO_INPUT_BYTES: u64 = 64 << 20;
-
 /// The cap on text that may be hex (two characters a byte): `--hex` input and `--lines` lines.
 const MAX_TEXT_INPUT_BYTES: u64 = 2 * MAX_INPUT_BYTES;
 
@@ -66,6 +57,23 @@ pub fn read_input(stdin: &mut dyn BufRead, file: Option<&Path>, cap: u64) -> Res
     match file {
         Some(path) => read_file(path, cap),
         None => read_capped(stdin, "stdin", cap),
+    }
+}
+
+/// All the bytes of `file`, or of `stdin` when there is none, with no cap: serialized HLO, which
+/// the `hlo` command walks in place in memory bounded by its size plus a constant
+/// ([`crate::hlo`]). A regular file is read into one allocation of its exact size.
+pub fn read_whole(stdin: Option<&mut dyn BufRead>, file: Option<&Path>) -> Result<Vec<u8>, Failure> {
+    match (file, stdin) {
+        (Some(path), _) => {
+            std::fs::read(path).map_err(|e| Failure::invalid(format!("cannot open {}: {e}", path.display())))
+        }
+        (None, Some(stdin)) => {
+            let mut bytes = Vec::new();
+            stdin.read_to_end(&mut bytes).map_err(|e| Failure::invalid(format!("cannot read stdin: {e}")))?;
+            Ok(bytes)
+        }
+        (None, None) => Ok(Vec::new()),
     }
 }
 

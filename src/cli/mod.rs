@@ -35,7 +35,7 @@ use std::io::{BufRead, Write};
 
 use clap::Parser;
 
-pub use input::{MAX_HLO_INPUT_BYTES, MAX_INPUT_BYTES};
+pub use input::MAX_INPUT_BYTES;
 
 use args::{Cli, Command};
 

@@ -49,6 +49,7 @@ use bytes::{Buf, BufMut};
 use crate::error::{Error, FieldPath, NonCanonicalKind, Result, WireType};
 use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
 
+pub(crate) use wire::{Fields, Value};
 pub use wire::{MAX_REPORTED, RECURSION_LIMIT};
 
 /// A message this module decodes and encodes: [`ShapeProto`], [`LayoutProto`] or
@@ -199,6 +200,31 @@ impl WireReport {
     }
 }
 
+impl WireReport {
+    /// Appends `other`'s findings, keeping each list within [`MAX_REPORTED`] and counting the
+    /// rest (the report of several encodings read one after another).
+    pub(crate) fn absorb(&mut self, other: WireReport) {
+        fn append<T>(list: &mut Vec<T>, omitted: &mut usize, more: Vec<T>, more_omitted: usize) {
+            let room = MAX_REPORTED.saturating_sub(list.len());
+            let dropped = more.len().saturating_sub(room);
+            list.extend(more.into_iter().take(room));
+            *omitted = omitted.saturating_add(dropped).saturating_add(more_omitted);
+        }
+        append(
+            &mut self.unknown_fields,
+            &mut self.omitted_unknown_fields,
+            other.unknown_fields,
+            other.omitted_unknown_fields,
+        );
+        append(
+            &mut self.non_canonical,
+            &mut self.omitted_non_canonical,
+            other.non_canonical,
+            other.omitted_non_canonical,
+        );
+    }
+}
+
 /// One finding per line.
 impl fmt::Display for WireReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -299,8 +325,20 @@ fn with_contiguous<T>(mut buf: impl Buf, f: impl FnOnce(&[u8]) -> Result<T>) -> 
     }
 }
 
-fn decode_with_prost<M: XlaMessage>(bytes: &[u8]) -> Result<M> {
+pub(crate) fn decode_with_prost<M: XlaMessage>(bytes: &[u8]) -> Result<M> {
     M::decode(bytes).map_err(|e| prost_error(M::NAME, &e))
+}
+
+/// Merges another encoding of `M` into `message`, as prost merges a repeated occurrence of a
+/// singular message field.
+pub(crate) fn merge_with_prost<M: XlaMessage>(message: &mut M, bytes: &[u8]) -> Result<()> {
+    message.merge(bytes).map_err(|e| prost_error(M::NAME, &e))
+}
+
+/// The lenient report of `bytes` as an encoding of `M`, without decoding it: the scan allocates
+/// nothing for canonical input, whatever its size.
+pub(crate) fn scan_lenient<M: XlaMessage>(bytes: &[u8]) -> Result<WireReport> {
+    wire::scan(M::KIND, bytes, false)
 }
 
 /// prost's error, with its `Message.field: ` prefixes (one per nesting level, innermost first,

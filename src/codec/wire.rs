@@ -623,6 +623,125 @@ impl Scanner {
     }
 }
 
+/// The value of one field as [`Fields`] reads it: what a reader of a message that knows only a
+/// few of its fields needs, with everything else checked and skipped in place.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Value<'d> {
+    /// A length-delimited payload, borrowed from the input.
+    Len(&'d [u8]),
+    /// A varint, a fixed-width value or a group, checked and skipped.
+    Skipped,
+}
+
+/// One field of a message on the wire.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawField<'d> {
+    pub number: u32,
+    pub wire_type: WireType,
+    pub value: Value<'d>,
+}
+
+/// The top-level fields of one encoded message, in wire order, without decoding or copying
+/// anything: the streaming HLO reader walks `HloModuleProto` and its parts with it. It applies
+/// prost's rules (varints, keys, wire types, lengths, groups and their nesting below `level`)
+/// and stops after the first error, whose text names what broke.
+pub(crate) struct Fields<'d> {
+    data: &'d [u8],
+    pos: usize,
+    level: u32,
+    failed: bool,
+}
+
+impl<'d> Fields<'d> {
+    /// The fields of `data`, a message nested `level` messages below the root.
+    pub(crate) fn new(data: &'d [u8], level: u32) -> Self {
+        Self { data, pos: 0, level, failed: false }
+    }
+
+    fn read(&mut self) -> Result<RawField<'d>, String> {
+        let key = read_varint(self.data, &mut self.pos).map_err(|e| varint_reason(e, "a field key"))?;
+        let raw = u32::try_from(key.value).map_err(|_| format!("field key {} exceeds 32 bits", key.value))?;
+        let wire_type = WireType::from_raw((raw & 7) as u8);
+        let number = raw >> 3;
+        if let WireType::Invalid(value) = wire_type {
+            return Err(format!("invalid wire type {value} (field {number})"));
+        }
+        if number == 0 {
+            return Err("invalid field number 0".to_owned());
+        }
+        let value = match wire_type {
+            WireType::Varint => {
+                read_varint(self.data, &mut self.pos).map_err(|e| varint_reason(e, "a varint"))?;
+                Value::Skipped
+            }
+            WireType::Len => Value::Len(length_delimited(self.data, &mut self.pos)?),
+            WireType::Fixed64 | WireType::Fixed32 => {
+                let width = if wire_type == WireType::Fixed64 { 8 } else { 4 };
+                take(self.data, &mut self.pos, width)
+                    .ok_or_else(|| format!("field {number} needs {width} bytes, fewer remain"))?;
+                Value::Skipped
+            }
+            WireType::StartGroup => {
+                skip_group(self.data, &mut self.pos, number, self.level)?;
+                Value::Skipped
+            }
+            WireType::EndGroup | WireType::Invalid(_) => {
+                return Err(format!("unexpected end-group tag (field {number})"));
+            }
+        };
+        Ok(RawField { number, wire_type, value })
+    }
+}
+
+impl<'d> Iterator for Fields<'d> {
+    type Item = Result<RawField<'d>, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.pos >= self.data.len() {
+            return None;
+        }
+        let field = self.read();
+        self.failed = field.is_err();
+        Some(field)
+    }
+}
+
+fn varint_reason(error: VarintError, what: &str) -> String {
+    match error {
+        VarintError::Truncated => format!("truncated varint in {what}"),
+        VarintError::Overflow => format!("varint in {what} exceeds 64 bits"),
+    }
+}
+
+fn length_delimited<'d>(data: &'d [u8], pos: &mut usize) -> Result<&'d [u8], String> {
+    let len = read_varint(data, pos).map_err(|e| varint_reason(e, "a length"))?;
+    let remaining = data.len().saturating_sub(*pos);
+    take(data, pos, len.value).ok_or_else(|| format!("length {} exceeds the {remaining} remaining bytes", len.value))
+}
+
+/// Skips a group's fields up to its end tag, as prost's `skip_field` does: each nested group
+/// counts towards [`RECURSION_LIMIT`].
+fn skip_group(data: &[u8], pos: &mut usize, number: u32, level: u32) -> Result<(), String> {
+    if level >= RECURSION_LIMIT {
+        return Err(format!("recursion limit reached: more than {RECURSION_LIMIT} nested messages"));
+    }
+    let mut inner = Fields { data, pos: *pos, level: level.saturating_add(1), failed: false };
+    loop {
+        // An end-group tag is the one key `Fields::read` refuses; read it here first.
+        let mut at = inner.pos;
+        let key = read_varint(data, &mut at).map_err(|e| varint_reason(e, "a field key"))?;
+        if key.value & 7 == 4 {
+            let end = key.value >> 3;
+            if end == u64::from(number) {
+                *pos = at;
+                return Ok(());
+            }
+            return Err(format!("group {number} ends with an end-group tag {end}"));
+        }
+        inner.read()?;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
