@@ -42,9 +42,15 @@
 //! larger cap and so more memory.
 //!
 //! The `xla-shape` tool caps its input so: 1 MiB of shape, layout or program-shape bytes
-//! (`cli::MAX_INPUT_BYTES`); 2 MiB of hex text and for each `--lines` line, which may be hex (a
-//! 2 MiB line of `(f32[],f32[],…)` through `encode --lines` peaks at 124 MB of resident memory,
-//! release build). Serialized HLO has no cap: [`hlo::walk`](crate::hlo::walk) reads it in place
+//! (`cli::MAX_INPUT_BYTES`) and 2 MiB of hex text. Each `--lines` line has the cap of its kind,
+//! and lines are read one at a time, so the worst case of a run is that of one line:
+//!
+//! | `--lines` of | commands | cap per line | worst case |
+//! |---|---|---|---|
+//! | hex | `decode`, `validate` | 2 MiB (1 MiB of bytes) | 1 MiB of empty tuple elements: under 80 MB of heap (`tests/adversarial.rs`) |
+//! | XLA strings | `encode`, `info`, `map` | 2 MiB | `(f32[],f32[],…)`: 124 MB of resident memory, release build |
+//! | indices, slots | `offset`, `index` | 1 MiB | one index of rank ≈ 500 000, refused by the shape's rank: linear, a few MB |
+//! | file paths | `hlo` | 4 KiB (`PATH_MAX`) | each module as `hlo FILE`: its size plus a constant | Serialized HLO has no cap: [`hlo::walk`](crate::hlo::walk) reads it in place
 //! and holds one shape of at most [`hlo::MAX_SHAPE_BYTES`](crate::hlo::MAX_SHAPE_BYTES) at a
 //! time, so `xla-shape hlo` needs the input's size plus a constant (`docs/hlo.md`: 259 MB for a
 //! 250 MiB module of constants, 19 MB for 16 MiB of empty instructions).

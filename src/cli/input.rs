@@ -167,10 +167,39 @@ pub fn shape_from_source(source: &ShapeSourceArgs) -> Result<Option<LoadedShape>
     Ok(None)
 }
 
+/// What a `--lines` line holds, which sets its cap (see [`LineKind::cap`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    /// Hex of a serialized message (`decode`, `validate`): 2 MiB, the hex of the 1 MiB byte cap.
+    Hex,
+    /// An XLA string (`encode`, `info`, `map`): 2 MiB; the worst case, a line of
+    /// `(f32[],f32[],…)`, peaks at 124 MB of resident memory (release build).
+    Text,
+    /// An index or slot (`offset`, `index`): 1 MiB, a rank-100 000 index.
+    Index,
+    /// A file path (`hlo`): 4 KiB, Linux's `PATH_MAX`.
+    Path,
+}
+
+impl LineKind {
+    /// The longest line of this kind, in bytes.
+    pub const fn cap(self) -> u64 {
+        match self {
+            Self::Hex | Self::Text => MAX_TEXT_INPUT_BYTES,
+            Self::Index => MAX_INPUT_BYTES,
+            Self::Path => 4096,
+        }
+    }
+}
+
 /// Calls `f` with each line of `stdin` (without its line ending; each line at most
-/// [`MAX_TEXT_INPUT_BYTES`]). Stops at the first error `f` returns.
-pub fn for_each_line(stdin: &mut dyn BufRead, mut f: impl FnMut(&str) -> Result<(), Failure>) -> Result<(), Failure> {
-    let cap = MAX_TEXT_INPUT_BYTES;
+/// `kind.cap()` bytes). Stops at the first error `f` returns.
+pub fn for_each_line(
+    stdin: &mut dyn BufRead,
+    kind: LineKind,
+    mut f: impl FnMut(&str) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let cap = kind.cap();
     let mut line = Vec::new();
     loop {
         line.clear();

@@ -170,7 +170,7 @@ pub fn reply(message: MessageType, bytes: &[u8], optional_layout: bool) -> Reply
 pub fn run(args: &BytesArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     let (message, optional_layout) = (args.message, args.optional_layout);
     if args.output.lines {
-        return output::each_line(io, args.output.json, |line| {
+        return output::each_line(io, args.output.json, input::LineKind::Hex, |line| {
             Ok(reply(message, &input::decode_hex(line.as_bytes())?, optional_layout))
         });
     }

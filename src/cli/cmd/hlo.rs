@@ -229,7 +229,7 @@ fn list(kind_of: HloType, bytes: &[u8], json: bool, stdout: &mut dyn Write) -> R
 
 pub fn run(args: &HloArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     if args.output.lines {
-        return output::each_line(io, args.output.json, |line| {
+        return output::each_line(io, args.output.json, input::LineKind::Path, |line| {
             let bytes = input::read_whole(None, Some(Path::new(line)))?;
             summary(args.message, &bytes, &format!("{line}: "))
         });

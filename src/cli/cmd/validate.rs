@@ -17,7 +17,9 @@ fn reply(args: &BytesArgs, bytes: &[u8]) -> Reply {
 
 pub fn run(args: &BytesArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     if args.output.lines {
-        return output::each_line(io, args.output.json, |line| Ok(reply(args, &input::decode_hex(line.as_bytes())?)));
+        return output::each_line(io, args.output.json, input::LineKind::Hex, |line| {
+            Ok(reply(args, &input::decode_hex(line.as_bytes())?))
+        });
     }
     let bytes = input::read_message(io.stdin, args.file.as_deref(), args.hex)?;
     let reply = reply(args, &bytes);
