@@ -1,8 +1,9 @@
 //! Decoding that loses nothing silently, and encoding.
 //!
 //! prost drops unknown fields and normalizes non-canonical encodings without a word (spec
-//! `schema.md` §6). Before prost decodes, a wire scanner that knows the field tables of the five
-//! messages walks the bytes once and reports
+//! `schema.md` §6). This module decodes in one pass instead: a wire scanner that knows the field
+//! tables of the five messages walks the bytes once, stores each known field into the message as
+//! prost would (same conversions, repeated fields pre-sized from packed records), and reports
 //!
 //! * every **unknown field** (its path, number and wire type) — including `ShapeProto` field 1, the
 //!   reserved `rank`;
@@ -40,6 +41,7 @@
 //! request.
 
 mod form;
+mod target;
 mod wire;
 
 use std::fmt;
@@ -70,14 +72,20 @@ mod sealed {
     pub trait Sealed {
         const KIND: MessageKind;
 
+        fn target(&mut self) -> super::target::Target<'_>;
+
         fn convert_to_xla_form(&mut self) -> crate::Result<()>;
     }
 }
 
 macro_rules! xla_message {
-    ($message:ty, $kind:ident, $convert:path) => {
+    ($message:ty, $kind:ident, $target:ident, $convert:path) => {
         impl sealed::Sealed for $message {
             const KIND: wire::MessageKind = wire::MessageKind::$kind;
+
+            fn target(&mut self) -> target::Target<'_> {
+                target::Target::$target(self)
+            }
 
             fn convert_to_xla_form(&mut self) -> Result<()> {
                 $convert(self)
@@ -90,9 +98,9 @@ macro_rules! xla_message {
     };
 }
 
-xla_message!(ShapeProto, Shape, form::shape);
-xla_message!(LayoutProto, Layout, form::layout);
-xla_message!(ProgramShapeProto, ProgramShape, form::program_shape);
+xla_message!(ShapeProto, Shape, Shape, form::shape);
+xla_message!(LayoutProto, Layout, Layout, form::layout);
+xla_message!(ProgramShapeProto, ProgramShape, ProgramShape, form::program_shape);
 
 /// A field the schema does not define, which prost dropped.
 ///
@@ -277,8 +285,9 @@ pub struct Decoded<M> {
 /// * [`Error::NonCanonical`] for the first non-canonically encoded field.
 pub fn decode<M: XlaMessage>(buf: impl Buf) -> Result<M> {
     with_contiguous(buf, |bytes| {
-        wire::scan(M::KIND, bytes, true)?;
-        decode_with_prost(bytes)
+        let mut message = M::default();
+        wire::scan_into(M::KIND, message.target(), bytes, true)?;
+        Ok(message)
     })
 }
 
@@ -308,8 +317,9 @@ pub fn decode<M: XlaMessage>(buf: impl Buf) -> Result<M> {
 /// [`Error::Decode`] if the bytes are not a valid encoding of `M`.
 pub fn decode_lenient<M: XlaMessage>(buf: impl Buf) -> Result<Decoded<M>> {
     with_contiguous(buf, |bytes| {
-        let report = wire::scan(M::KIND, bytes, false)?;
-        Ok(Decoded { message: decode_with_prost(bytes)?, report })
+        let mut message = M::default();
+        let report = wire::scan_into(M::KIND, message.target(), bytes, false)?;
+        Ok(Decoded { message, report })
     })
 }
 

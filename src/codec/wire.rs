@@ -1,4 +1,5 @@
-//! The wire scanner: one pass over the protobuf bytes of a message, before prost decodes them.
+//! The wire scanner: one pass over the protobuf bytes of a message that both decodes it (into a
+//! [`Target`]) and reports what prost would drop or normalize.
 //!
 //! prost drops unknown fields and normalizes non-canonical encodings without a word. The scanner
 //! knows the field tables of the five messages of the schema (spec `schema.md` §3), recurses into
@@ -17,6 +18,7 @@
 use crate::error::{Error, FieldPath, NonCanonicalKind, Result, WireType};
 use crate::validate::Path;
 
+use super::target::Target;
 use super::{NonCanonical, UnknownField, WireReport};
 
 /// prost's (and C++ protobuf's) limit on nested messages, counted below the root message.
@@ -303,8 +305,18 @@ enum Sink {
 /// [`Error::Decode`] for bytes prost would reject. In strict mode, otherwise the first finding
 /// as [`Error::UnknownField`] or [`Error::NonCanonical`].
 pub fn scan(root: MessageKind, data: &[u8], strict: bool) -> Result<WireReport> {
+    scan_into(root, Target::None, data, strict)
+}
+
+/// [`scan`], storing every known field into `target` as prost would decode it: one loop over
+/// the wire both decodes and reports.
+///
+/// # Errors
+///
+/// As [`scan`].
+pub fn scan_into(root: MessageKind, target: Target<'_>, data: &[u8], strict: bool) -> Result<WireReport> {
     let mut scanner = Scanner { root, sink: if strict { Sink::First(None) } else { Sink::All(WireReport::default()) } };
-    scanner.message(root, data, Path::Root, 0)?;
+    scanner.message(root, target, data, Path::Root, 0)?;
     match scanner.sink {
         Sink::First(Some(finding)) => Err(finding),
         Sink::First(None) => Ok(WireReport::default()),
@@ -420,7 +432,14 @@ impl Scanner {
         })
     }
 
-    fn message(&mut self, kind: MessageKind, data: &[u8], path: Path<'_>, depth: u32) -> Result<()> {
+    fn message(
+        &mut self,
+        kind: MessageKind,
+        mut target: Target<'_>,
+        data: &[u8],
+        path: Path<'_>,
+        depth: u32,
+    ) -> Result<()> {
         let mut frame = Frame::new();
         let mut pos = 0;
         while pos < data.len() {
@@ -445,6 +464,7 @@ impl Scanner {
                     }
                     let index = field.repeated.then(|| frame.next_index(number));
                     self.scalar(&mut frame, number, field, scalar, value, index, path);
+                    target.scalar(number, value.value);
                 }
                 (Type::Scalar(scalar), WireType::Len) if field.repeated => {
                     let packed = self.payload(data, &mut pos, field_path, |s| {
@@ -457,11 +477,14 @@ impl Scanner {
                             field_path.to_field_path()
                         });
                     }
+                    // Every value ends in one byte below 0x80: that many values, at most.
+                    target.reserve(number, packed.iter().filter(|&&b| b < 0x80).count());
                     let (mut at, mut index) = (0, frame.count(number));
                     while at < packed.len() {
                         let value = read_varint(packed, &mut at)
                             .map_err(|_| self.malformed(field_path, "packed field ends inside a varint"))?;
                         self.scalar(&mut frame, number, field, scalar, value, Some(index), path);
+                        target.scalar(number, value.value);
                         index = index.saturating_add(1);
                     }
                     frame.set_count(number, index);
@@ -480,7 +503,7 @@ impl Scanner {
                             element_path.to_field_path()
                         });
                     })?;
-                    self.message(inner, body, element_path, depth.saturating_add(1))?;
+                    self.message(inner, target.child(number), body, element_path, depth.saturating_add(1))?;
                 }
                 (Type::String, WireType::Len) => {
                     let index = frame.next_index(number);
@@ -490,9 +513,10 @@ impl Scanner {
                             element_path.to_field_path()
                         });
                     })?;
-                    if std::str::from_utf8(text).is_err() {
+                    let Ok(text) = std::str::from_utf8(text) else {
                         return Err(self.malformed(element_path, "string is not valid UTF-8"));
-                    }
+                    };
+                    target.string(number, text);
                 }
                 (ty, _) => {
                     let expected = if matches!(ty, Type::Scalar(_)) { WireType::Varint } else { WireType::Len };
