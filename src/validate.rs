@@ -512,7 +512,7 @@ fn check_layout(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, pa
 
 /// Split configs name physical dimensions of the shape and where to split them. The
 /// specification lists them as not validated (V-19), but real XLA (jaxlib 0.10.2,
-/// `tests/fixtures/shape_protos.jsonl`, names `split …`) rejects, for each config in order:
+/// `tests/fixtures/conformance.jsonl`, `docs/conformance.md`) rejects, for each config in order:
 ///
 /// 1. a physical dimension out of bounds ("split config has out-of-bounds physical dimension");
 /// 2. split indices that are not strictly increasing and positive (reported at the first one

@@ -798,7 +798,7 @@ fn printable() -> ShapeConfig {
 /// Adds the attributes the strategy does not generate (split configs, a positive `M`) to every
 /// array layout in the tree. Split dimensions are taken modulo the rank and split indices kept
 /// strictly increasing, positive and inside their physical dimension, since real XLA rejects
-/// the others (tests/fixtures/shape_protos.jsonl, `split …`).
+/// the others (`docs/conformance.md`).
 fn decorate(shape: &mut ShapeProto, splits: &[SplitConfigProto], prefix: i64) {
     let rank = i64::try_from(shape.dimensions.len()).unwrap();
     if let Some(layout) = shape.layout.as_mut() {

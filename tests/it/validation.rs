@@ -1140,7 +1140,7 @@ fn views_agree_with_modes() {
 }
 
 /// Split configs as real XLA checks them from a proto (jaxlib 0.10.2, `HloModule::CreateFromProto`
-/// through a one-parameter module; tests/fixtures/shape_protos.jsonl, names `split …`): the
+/// through a one-parameter module; `docs/conformance.md`, probed with jaxlib 0.10.2): the
 /// physical dimension `d` splits the logical dimension `minor_to_major[rank - 1 - d]`; indices must
 /// be strictly increasing and positive, and inside that dimension's stored size (so never inside
 /// an unbounded `?`).
