@@ -22,7 +22,7 @@ use crate::cli::fail::Failure;
 /// ```
 /// let big = vec![b'0'; (2 << 20) + 2]; // hex for 1 MiB and one byte
 /// let mut stderr = Vec::new();
-/// let status = xla_shape::cli::run(["xla-shape", "decode", "--hex"], &mut big.as_slice(), &mut Vec::new(), &mut stderr);
+/// let status = xla_shape::cli::run(["xla-shape", "decode", "--hex", "-"], &mut big.as_slice(), &mut Vec::new(), &mut stderr);
 /// assert_eq!(status, 1);
 /// assert!(String::from_utf8_lossy(&stderr).contains("input size"));
 /// ```
@@ -126,11 +126,55 @@ pub fn encode_hex(bytes: &[u8]) -> String {
     out
 }
 
-/// The bytes of a serialized message: from `file` or `stdin`, hex-decoded if `hex`.
-pub fn read_message(stdin: &mut dyn BufRead, file: Option<&Path>, hex: bool) -> Result<Vec<u8>, Failure> {
-    let cap = if hex { MAX_TEXT_INPUT_BYTES } else { MAX_INPUT_BYTES };
-    let bytes = read_input(stdin, file, cap)?;
-    if hex { decode_hex(&bytes) } else { Ok(bytes) }
+/// Where `decode` and `validate` read their serialized message from.
+#[derive(Clone, Copy)]
+pub enum MessageSource<'a> {
+    /// `--hex HEX`: the bytes, in hex, on the command line.
+    Hex(&'a str),
+    /// `--file FILE`, FILE, or stdin when `None`; `hex` (`--hex -`, or the deprecated bare
+    /// `--hex`) when the input holds hex text.
+    Input { file: Option<&'a Path>, hex: bool },
+}
+
+/// The bytes of a serialized message.
+pub fn read_message(stdin: &mut dyn BufRead, source: MessageSource<'_>) -> Result<Vec<u8>, Failure> {
+    match source {
+        MessageSource::Hex(hex) => {
+            check_size(hex.len(), MAX_TEXT_INPUT_BYTES)?;
+            decode_hex(hex.as_bytes())
+        }
+        MessageSource::Input { file, hex } => {
+            let cap = if hex { MAX_TEXT_INPUT_BYTES } else { MAX_INPUT_BYTES };
+            let bytes = read_input(stdin, file, cap)?;
+            if hex { decode_hex(&bytes) } else { Ok(bytes) }
+        }
+    }
+}
+
+/// The deprecation note of a bare `--hex`.
+pub const BARE_HEX_DEPRECATED: &str =
+    "`--hex` without a value is deprecated: give the hex as `--hex HEX`, or `--hex -` to read it from stdin";
+
+/// The message source of `decode` and `validate` arguments, and a deprecation note if the old
+/// spelling was used. `--hex VALUE` where VALUE is no hex but names an existing file is the old
+/// `--hex FILE` (a flag, then FILE) and is read so, with the note.
+pub fn message_source<'a>(
+    hex: Option<&'a Option<String>>,
+    file: Option<&'a Path>,
+) -> (MessageSource<'a>, Option<&'static str>) {
+    match hex {
+        None => (MessageSource::Input { file, hex: false }, None),
+        Some(Some(dash)) if dash == "-" => (MessageSource::Input { file, hex: true }, None),
+        Some(None) => (MessageSource::Input { file, hex: true }, Some(BARE_HEX_DEPRECATED)),
+        Some(Some(value)) => {
+            let is_hex = value.bytes().all(|b| b.is_ascii_hexdigit() || b.is_ascii_whitespace());
+            if !is_hex && file.is_none() && Path::new(value).is_file() {
+                (MessageSource::Input { file: Some(Path::new(value)), hex: true }, Some(BARE_HEX_DEPRECATED))
+            } else {
+                (MessageSource::Hex(value), None)
+            }
+        }
+    }
 }
 
 /// A shape from the command line, validated, with the wire findings of its bytes (if any).

@@ -94,7 +94,7 @@ fn big_shape(n: usize) -> Vec<u8> {
 #[test]
 fn decode_prints_the_string_with_layout() {
     // issue: decode prints XLA's string with layout, one line; --hex ignores whitespace.
-    let out = ok(&["decode", "--hex"], b"100b 1a02 0203\n2a07 0a02 0100 8001 0132 0200 00\n");
+    let out = ok(&["decode", "--hex", "-"], b"100b 1a02 0203\n2a07 0a02 0100 8001 0132 0200 00\n");
     assert_eq!(out.stdout, "f32[2,3]{1,0}\n");
     assert_eq!(out.stderr, "");
     let out = ok(&["decode", "examples/data/seed_padded.pb"], b"");

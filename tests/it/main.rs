@@ -10,6 +10,8 @@ mod common;
 #[cfg(feature = "cli")]
 mod cli;
 #[cfg(feature = "cli")]
+mod cli_flags;
+#[cfg(feature = "cli")]
 mod cli_hlo;
 mod codec;
 mod equality;

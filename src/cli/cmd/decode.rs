@@ -174,6 +174,6 @@ pub fn run(args: &BytesArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
             Ok(reply(message, &input::decode_hex(line.as_bytes())?, optional_layout))
         });
     }
-    let bytes = input::read_message(io.stdin, args.file.as_deref(), args.hex)?;
+    let bytes = super::read_bytes(args, io)?;
     output::emit(io, &reply(message, &bytes, optional_layout), args.output.json)
 }

@@ -234,6 +234,6 @@ pub fn run(args: &HloArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
             summary(args.message, &bytes, &format!("{line}: "))
         });
     }
-    let bytes = input::read_whole(Some(&mut *io.stdin), args.file.as_deref())?;
+    let bytes = input::read_whole(Some(&mut *io.stdin), args.file.as_deref().or(args.path.as_deref()))?;
     list(args.message, &bytes, args.output.json, io.stdout)
 }

@@ -21,7 +21,7 @@ pub fn run(args: &BytesArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
             Ok(reply(args, &input::decode_hex(line.as_bytes())?))
         });
     }
-    let bytes = input::read_message(io.stdin, args.file.as_deref(), args.hex)?;
+    let bytes = super::read_bytes(args, io)?;
     let reply = reply(args, &bytes);
     match (&reply.error, args.output.json) {
         // The error is the whole answer: on stderr, nothing on stdout.
