@@ -4,13 +4,7 @@
 
 use std::path::Path;
 
-fn run(args: &[&str], stdin: &[u8]) -> (u8, String, String) {
-    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-    let mut command_line = vec!["xla-shape"];
-    command_line.extend_from_slice(args);
-    let status = xla_shape::cli::run(command_line, &mut &stdin[..], &mut stdout, &mut stderr);
-    (status, String::from_utf8(stdout).unwrap(), String::from_utf8(stderr).unwrap())
-}
+use crate::common::run_cli as run;
 
 /// The seed's padded example (vectors.md S8) and its file.
 const SEED_PADDED_HEX: &str = "100b1a0202032a0c0a0200011202030518012001";

@@ -3,13 +3,7 @@
 
 use xla_shape::prost::encoding::{WireType, encode_key, encode_varint};
 
-fn run(args: &[&str], stdin: &[u8]) -> (u8, String, String) {
-    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-    let mut command_line = vec!["xla-shape"];
-    command_line.extend_from_slice(args);
-    let status = xla_shape::cli::run(command_line, &mut &stdin[..], &mut stdout, &mut stderr);
-    (status, String::from_utf8(stdout).unwrap(), String::from_utf8(stderr).unwrap())
-}
+use crate::common::run_cli as run;
 
 fn field(number: u32, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
