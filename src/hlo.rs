@@ -32,7 +32,7 @@ use std::fmt;
 use std::iter;
 
 use crate::codec::{self, Fields, Value, WireReport};
-use crate::error::{Error, Result, WireType};
+use crate::error::{Error, Limit, Result, WireType};
 use crate::proto::{ProgramShapeProto, ShapeProto};
 
 /// The largest shape (or program-shape result, merged over its occurrences) the walk decodes: 1 MiB
@@ -87,7 +87,7 @@ const INSTRUCTION: &str = "HloInstructionProto";
 const PROGRAM: &str = "ProgramShapeProto";
 
 fn decode_error(message: &'static str, reason: String) -> Error {
-    Error::Decode { message, reason }
+    Error::decode(message, reason)
 }
 
 /// The payloads of every occurrence of the length-delimited field `number` of one message, in
@@ -553,7 +553,7 @@ fn decode_shape(bytes: &[u8]) -> Result<ShapeProto> {
 fn check_shape_size(len: usize) -> Result<()> {
     if len > MAX_SHAPE_BYTES {
         return Err(Error::LimitExceeded {
-            limit: "shape size in an HLO module",
+            limit: Limit::HloShapeSize,
             value: u64::try_from(len).unwrap_or(u64::MAX),
             max: u64::try_from(MAX_SHAPE_BYTES).unwrap_or(u64::MAX),
         });

@@ -113,7 +113,7 @@ fn a_shape_beyond_the_cap_is_refused_by_name() {
     let tuple = |len: usize| [vec![0x10, 0x0d], [0x22, 0x00].repeat((len - 2) / 2)].concat();
     let over = field(4, &field(2, &tuple(hlo::MAX_SHAPE_BYTES + 2)));
     match listed(&over, HloMessage::Module) {
-        Err(Error::LimitExceeded { limit: "shape size in an HLO module", value, .. }) => {
+        Err(Error::LimitExceeded { limit: xla_shape::error::Limit::HloShapeSize, value, .. }) => {
             assert_eq!(value, hlo::MAX_SHAPE_BYTES as u64 + 2);
         }
         other => panic!("{:?}", other.map(|(shapes, _)| shapes.len())),

@@ -13,6 +13,8 @@ mod cli;
 mod cli_flags;
 #[cfg(feature = "cli")]
 mod cli_hlo;
+#[cfg(feature = "cli")]
+mod cli_lost;
 mod codec;
 mod equality;
 mod fuzz_corpus;
@@ -26,6 +28,7 @@ mod serde;
 mod size;
 mod strategy_smoke;
 mod text;
+mod text_lost;
 mod tiling;
 mod util;
 mod validation;
