@@ -36,65 +36,51 @@ impl Target<'_> {
     /// The scanner calls it only for known scalar fields of this message.
     #[inline]
     pub(crate) fn scalar(&mut self, number: u32, v: u64) {
-        match self {
-            Target::None | Target::ProgramShape(_) => {}
-            Target::Shape(s) => match number {
-                2 => s.element_type = int32(v),
-                3 => s.dimensions.push(int64(v)),
-                6 => s.is_dynamic_dimension.push(v != 0),
-                _ => {}
-            },
-            Target::Layout(l) => match number {
-                1 => l.minor_to_major.push(int64(v)),
-                2 => l.padded_dimensions.push(int64(v)),
-                3 => l.padding_value = int32(v),
-                4 => l.format = int32(v),
-                5 => l.max_sparse_elements = int64(v),
-                7 => l.element_size_in_bits = int64(v),
-                8 => l.memory_space = int64(v),
-                9 => l.dim_level_types.push(int32(v)),
-                11 => l.index_primitive_type = int32(v),
-                12 => l.pointer_primitive_type = int32(v),
-                13 => l.dim_unique.push(v != 0),
-                14 => l.dim_ordered.push(v != 0),
-                15 => l.dynamic_shape_metadata_prefix_bytes = int64(v),
-                16 => l.tail_padding_alignment_in_elements = int64(v),
-                _ => {}
-            },
-            Target::Tile(t) => {
-                if number == 1 {
-                    t.dimensions.push(int64(v));
-                }
-            }
-            Target::SplitConfig(c) => match number {
-                1 => c.dimension = int64(v),
-                2 => c.split_indices.push(int64(v)),
-                _ => {}
-            },
+        if !self.singular(number, v) {
+            self.repeated(number).push(v);
         }
     }
 
-    /// Makes room for `additional` more values of the repeated scalar field `number` (a packed
-    /// record says how many it holds).
+    /// Sets the singular scalar field `number`; whether there is one.
     #[inline]
-    pub(crate) fn reserve(&mut self, number: u32, additional: usize) {
+    fn singular(&mut self, number: u32, v: u64) -> bool {
+        match (self, number) {
+            (Target::Shape(s), 2) => s.element_type = int32(v),
+            (Target::Layout(l), 3) => l.padding_value = int32(v),
+            (Target::Layout(l), 4) => l.format = int32(v),
+            (Target::Layout(l), 5) => l.max_sparse_elements = int64(v),
+            (Target::Layout(l), 7) => l.element_size_in_bits = int64(v),
+            (Target::Layout(l), 8) => l.memory_space = int64(v),
+            (Target::Layout(l), 11) => l.index_primitive_type = int32(v),
+            (Target::Layout(l), 12) => l.pointer_primitive_type = int32(v),
+            (Target::Layout(l), 15) => l.dynamic_shape_metadata_prefix_bytes = int64(v),
+            (Target::Layout(l), 16) => l.tail_padding_alignment_in_elements = int64(v),
+            (Target::SplitConfig(c), 1) => c.dimension = int64(v),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The list of the repeated scalar field `number`, for the values of one packed record.
+    #[inline]
+    pub(crate) fn repeated(&mut self, number: u32) -> Repeated<'_> {
         match self {
             Target::Shape(s) => match number {
-                3 => s.dimensions.reserve(additional),
-                6 => s.is_dynamic_dimension.reserve(additional),
-                _ => {}
+                3 => Repeated::Int64(&mut s.dimensions),
+                6 => Repeated::Bool(&mut s.is_dynamic_dimension),
+                _ => Repeated::None,
             },
             Target::Layout(l) => match number {
-                1 => l.minor_to_major.reserve(additional),
-                2 => l.padded_dimensions.reserve(additional),
-                9 => l.dim_level_types.reserve(additional),
-                13 => l.dim_unique.reserve(additional),
-                14 => l.dim_ordered.reserve(additional),
-                _ => {}
+                1 => Repeated::Int64(&mut l.minor_to_major),
+                2 => Repeated::Int64(&mut l.padded_dimensions),
+                9 => Repeated::Enum(&mut l.dim_level_types),
+                13 => Repeated::Bool(&mut l.dim_unique),
+                14 => Repeated::Bool(&mut l.dim_ordered),
+                _ => Repeated::None,
             },
-            Target::Tile(t) => t.dimensions.reserve(additional),
-            Target::SplitConfig(c) => c.split_indices.reserve(additional),
-            Target::None | Target::ProgramShape(_) => {}
+            Target::Tile(t) if number == 1 => Repeated::Int64(&mut t.dimensions),
+            Target::SplitConfig(c) if number == 2 => Repeated::Int64(&mut c.split_indices),
+            _ => Repeated::None,
         }
     }
 
@@ -137,6 +123,39 @@ impl Target<'_> {
     pub(crate) fn string(&mut self, number: u32, text: &str) {
         if let (Target::ProgramShape(p), 3) = (self, number) {
             p.parameter_names.push(text.to_owned());
+        }
+    }
+}
+
+/// One repeated scalar field of a [`Target`], with prost's conversion of its values.
+pub(crate) enum Repeated<'m> {
+    /// Nothing is stored.
+    None,
+    Int64(&'m mut Vec<i64>),
+    Enum(&'m mut Vec<i32>),
+    Bool(&'m mut Vec<bool>),
+}
+
+impl Repeated<'_> {
+    /// Makes room for `additional` more values.
+    #[inline]
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        match self {
+            Repeated::None => {}
+            Repeated::Int64(list) => list.reserve(additional),
+            Repeated::Enum(list) => list.reserve(additional),
+            Repeated::Bool(list) => list.reserve(additional),
+        }
+    }
+
+    /// Appends the value of one varint.
+    #[inline]
+    pub(crate) fn push(&mut self, v: u64) {
+        match self {
+            Repeated::None => {}
+            Repeated::Int64(list) => list.push(int64(v)),
+            Repeated::Enum(list) => list.push(int32(v)),
+            Repeated::Bool(list) => list.push(v != 0),
         }
     }
 }

@@ -474,14 +474,16 @@ impl Scanner {
                             field_path.to_field_path()
                         });
                     }
-                    // Every value ends in one byte below 0x80: that many values, at most.
-                    target.reserve(number, packed.iter().filter(|&&b| b < 0x80).count());
+                    // The list is looked up once per record; every value ends in one byte below
+                    // 0x80, so that many values at most are reserved.
+                    let mut list = target.repeated(number);
+                    list.reserve(packed.iter().filter(|&&b| b < 0x80).count());
                     let (mut at, mut index) = (0, frame.count(number));
                     while at < packed.len() {
                         let value = read_varint(packed, &mut at)
                             .map_err(|_| self.malformed(field_path, "packed field ends inside a varint"))?;
                         self.scalar(&mut frame, number, field, scalar, value, Some(index), path);
-                        target.scalar(number, value.value);
+                        list.push(value.value);
                         index = index.saturating_add(1);
                     }
                     frame.set_count(number, index);
