@@ -50,9 +50,11 @@
 //! | hex | `decode`, `validate` | 2 MiB (1 MiB of bytes) | 1 MiB of empty tuple elements: under 80 MB of heap (`tests/adversarial.rs`) |
 //! | XLA strings | `encode`, `info`, `map` | 2 MiB | `(f32[],f32[],…)`: 124 MB of resident memory, release build |
 //! | indices, slots | `offset`, `index` | 1 MiB | one index of rank ≈ 500 000, refused by the shape's rank: linear, a few MB |
-//! | file paths | `hlo` | 4 KiB (`PATH_MAX`) | each module as `hlo FILE`: its size plus a constant | Serialized HLO has no cap: [`hlo::walk`](crate::hlo::walk) reads it in place
-//! and holds one shape of at most [`hlo::MAX_SHAPE_BYTES`](crate::hlo::MAX_SHAPE_BYTES) at a
-//! time, so `xla-shape hlo` needs the input's size plus a constant (`docs/hlo.md`: 259 MB for a
-//! 250 MiB module of constants, 19 MB for 16 MiB of empty instructions).
+//! | file paths | `hlo` | 4 KiB (`PATH_MAX`) | each module as `hlo FILE`: its size plus a constant |
+//!
+//! Serialized HLO has no cap: [`hlo::walk`](crate::hlo::walk) reads it in place and holds one
+//! shape of at most [`hlo::MAX_SHAPE_BYTES`](crate::hlo::MAX_SHAPE_BYTES) at a time, so
+//! `xla-shape hlo` needs the input's size plus a constant (`docs/hlo.md`: 3 MB over the input for
+//! a 250 MiB module of constants and for 16 MiB of empty instructions).
 pub use crate::MAX_DEPTH;
 pub use crate::codec::{MAX_REPORTED, RECURSION_LIMIT};
