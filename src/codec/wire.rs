@@ -335,6 +335,9 @@ impl Scanner {
         matches!(self.sink, Sink::First(Some(_)))
     }
 
+    // Findings are the exception: kept out of line so that the canonical path stays small.
+    #[cold]
+    #[inline(never)]
     fn unknown(&mut self, path: Path<'_>, field_number: u32, wire_type: WireType) {
         if self.done_reporting() {
             return;
@@ -348,6 +351,8 @@ impl Scanner {
     }
 
     /// Reports `kind` for field `number` unless this message instance already did.
+    #[cold]
+    #[inline(never)]
     fn non_canonical(
         &mut self,
         frame: &mut Frame,
