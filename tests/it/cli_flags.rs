@@ -61,3 +61,25 @@ fn hlo_takes_file_like_the_others() {
     assert_eq!(positional.0, 0, "{}", positional.2);
     assert_eq!(run(&["hlo", "--file", module], b""), positional);
 }
+
+#[test]
+fn lines_are_capped_by_their_kind() {
+    // An index line: 1 MiB (read up to the cap and two bytes more, never the whole line).
+    let mut index = "0,".repeat(3 << 18).into_bytes();
+    index.push(b'\n');
+    let (status, _, err) = run(&["offset", "f32[2]", "--lines"], &index);
+    assert_eq!(status, 1);
+    assert!(err.contains(&format!("input size limit exceeded: {} is more than {}", (1 << 20) + 2, 1 << 20)), "{err}");
+    // Just under it: an answer (an error about the index, not about its length).
+    let mut short = "0,".repeat((1 << 19) - 1).into_bytes();
+    short.extend(b"0\n");
+    let (_, out, err) = run(&["offset", "f32[2]", "--lines"], &short);
+    assert!(!err.contains("input size limit"), "{err}");
+    assert_eq!(out.lines().count(), 1);
+    // A hex line: 2 MiB.
+    let mut hex = vec![b'0'; (2 << 20) + 10];
+    hex.push(b'\n');
+    let (status, _, err) = run(&["decode", "--lines"], &hex);
+    assert_eq!(status, 1);
+    assert!(err.contains(&format!("is more than {}", 2 << 20)), "{err}");
+}
