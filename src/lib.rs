@@ -311,7 +311,7 @@
 //! | [`padding`] | legacy `padded_dimensions` and `padding_value` |
 //! | [`bitcast`] | whether a transpose or reshape can be a bitcast |
 //! | [`util`] | the `ShapeUtil` / `LayoutUtil` operations and XLA's equality functors |
-//! | [`hlo`] | the shapes inside serialized HLO modules (protos compiled with `extern_path`) |
+//! | [`hlo`] | the shapes inside serialized HLO modules, walked in place one shape at a time |
 //! | `cli` | the `xla-shape` tool as a function over any streams (feature `cli`) |
 //! | [`error`] | the one [`Error`] enum, field paths, structured problems |
 //! | `strategy` | proptest strategies (feature `proptest`) |

@@ -51,11 +51,12 @@
 //! A program shape checks its name count (V-20), then each parameter, then the result, each with
 //! both passes (V-21). [`validate_layout`] runs the part of pass 2 that needs no shape (§1.5).
 //!
-//! Not validated, as in XLA (V-19): `memory_space`, split indices,
-//! `dynamic_shape_metadata_prefix_bytes`, `padding_value`, and whether `element_size_in_bits` suits
-//! the element type. The specification also lists `split_configs` as unvalidated, but real XLA
-//! (jaxlib 0.10.2, recorded in `tests/fixtures/shape_protos.jsonl`) rejects a split config whose
-//! physical dimension is out of bounds, so the crate does too.
+//! Not validated, as in XLA (V-19): `memory_space`, `dynamic_shape_metadata_prefix_bytes`,
+//! `padding_value`, and whether `element_size_in_bits` suits the element type. The specification
+//! also lists `split_configs` as unvalidated, but real XLA (jaxlib 0.10.2, recorded in
+//! `tests/fixtures/shape_protos.jsonl`) rejects a split config whose physical dimension is out of
+//! bounds, whose split indices are not strictly increasing and positive, or whose last split index
+//! is not inside its dimension, so the crate does too (`check_split_configs`).
 //!
 //! # Differences from XLA
 //!
@@ -496,20 +497,50 @@ fn check_layout(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, pa
         ));
     }
     check_padding(layout, shape, path)?;
-    check_split_configs(layout, rank, path)
+    check_split_configs(layout, shape.map(|(dimensions, _)| dimensions), path)
 }
 
-/// Split configs name physical dimensions of the shape. The specification lists them as not
-/// validated (V-19), but real XLA rejects an out-of-bounds dimension ("split config has
-/// out-of-bounds physical dimension", jaxlib 0.10.2, `tests/fixtures/shape_protos.jsonl`), and
-/// real XLA is the judge. A standalone layout can only be checked for negative dimensions.
-fn check_split_configs(layout: &LayoutProto, rank: Option<usize>, path: Path<'_>) -> Result<()> {
+/// Split configs name physical dimensions of the shape and where to split them. The
+/// specification lists them as not validated (V-19), but real XLA (jaxlib 0.10.2,
+/// `tests/fixtures/conformance.jsonl`, `docs/conformance.md`) rejects, for each config in order:
+///
+/// 1. a physical dimension out of bounds ("split config has out-of-bounds physical dimension");
+/// 2. split indices that are not strictly increasing and positive (reported at the first one
+///    that is not positive or not above the one before it);
+/// 3. a split index at or beyond the size of the physical dimension — the logical dimension
+///    `minor_to_major[rank - 1 - dimension]` — compared with its stored size, so that every index
+///    of an unbounded dynamic dimension (`?`, stored as `i64::MIN`) is out of bounds.
+///
+/// A standalone layout is checked for negative dimensions only: XLA checks the rest as part of
+/// a shape.
+/// `minor_to_major` was checked first, so it is a permutation of the dimensions here.
+fn check_split_configs(layout: &LayoutProto, dimensions: Option<&[i64]>, path: Path<'_>) -> Result<()> {
+    let rank = dimensions.map(<[i64]>::len);
     for (i, split) in layout.split_configs.iter().enumerate() {
         let dimension = split.dimension;
-        let in_bounds = usize::try_from(dimension).is_ok_and(|d| rank.is_none_or(|rank| d < rank));
-        if !in_bounds {
-            let split_path = path.index("split_configs", i);
+        let split_path = path.index("split_configs", i);
+        let physical = usize::try_from(dimension).ok().filter(|&d| rank.is_none_or(|rank| d < rank));
+        let Some(physical) = physical else {
             return Err(invalid(split_path.field("dimension"), LayoutProblem::SplitConfigDimension { dimension }));
+        };
+        let Some(dimensions) = dimensions else { continue };
+        let mut previous = 0;
+        for (k, &value) in split.split_indices.iter().enumerate() {
+            if value <= previous {
+                return Err(invalid(split_path.index("split_indices", k), LayoutProblem::SplitIndexOrder { value }));
+            }
+            previous = value;
+        }
+        let size = dimensions.len().checked_sub(1).and_then(|last| {
+            let logical = usize::try_from(*layout.minor_to_major.get(last.checked_sub(physical)?)?).ok()?;
+            dimensions.get(logical).copied()
+        });
+        // Increasing: the last index is the largest.
+        if let (Some(size), Some((k, &value))) = (size, split.split_indices.iter().enumerate().next_back()) {
+            if value >= size {
+                let at = split_path.index("split_indices", k);
+                return Err(invalid(at, LayoutProblem::SplitIndexOutOfBounds { value, size }));
+            }
         }
     }
     Ok(())

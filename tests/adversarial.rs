@@ -87,6 +87,10 @@ fn cases() -> Vec<Trial> {
         unknown_fields_in_program_shapes_and_layouts,
         #[cfg(feature = "cli")]
         the_cli_input_cap_bounds_the_worst_case,
+        hlo_walk_of_16_mib_of_empty_instructions,
+        hlo_walk_of_a_shape_at_its_cap_and_past_it,
+        #[cfg(feature = "cli")]
+        the_cli_lists_16_mib_of_empty_instructions_in_bounded_memory,
     ]
 }
 
@@ -737,5 +741,67 @@ fn the_cli_input_cap_bounds_the_worst_case() {
         let (status, printed, stderr) = run(&["xla-shape", "decode", "--optional-layout"], &ten_times);
         assert_eq!((status, printed), (1, 0));
         assert!(stderr.contains(&format!("input size limit exceeded: {} is more than {cap}", cap + 1)), "{stderr}");
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serialized HLO: the walk holds one shape at a time (docs/hlo.md).
+
+/// `HloModuleProto { computations { instructions {} × n } }`: two bytes an instruction.
+fn module_of_empty_instructions(n: usize) -> Vec<u8> {
+    let mut computation = Vec::with_capacity(2 * n);
+    for _ in 0..n {
+        computation.extend_from_slice(&[0x12, 0x00]);
+    }
+    let mut module = vec![0x1a];
+    xla_shape::prost::encoding::encode_varint(computation.len() as u64, &mut module);
+    module.extend_from_slice(&computation);
+    module
+}
+
+/// Before issue 15 the view decode of this took 2.8 GB.
+fn hlo_walk_of_16_mib_of_empty_instructions() {
+    use xla_shape::hlo::{self, HloMessage};
+    let module = module_of_empty_instructions(8 << 20);
+    guarded("16 MiB of empty instructions through hlo::walk", || {
+        assert_eq!(hlo::header(&module, HloMessage::Module).unwrap().computations, 1);
+        assert_eq!(hlo::walk(&module, HloMessage::Module).map(Result::unwrap).count(), 0);
+    });
+}
+
+/// The costliest shape the walk decodes: `MAX_SHAPE_BYTES` of empty tuple elements as the
+/// module's result (≈ 49 MB of heap); one more element is refused before decoding.
+fn hlo_walk_of_a_shape_at_its_cap_and_past_it() {
+    use xla_shape::hlo::{self, HloMessage, MAX_SHAPE_BYTES};
+    let module_with_result = |len: usize| {
+        let shape = bytes_from_hex(&format!("10 0d {}", "22 00".repeat((len - 2) / 2)));
+        let mut program = vec![0x12];
+        xla_shape::prost::encoding::encode_varint(shape.len() as u64, &mut program);
+        program.extend_from_slice(&shape);
+        let mut module = vec![0x22];
+        xla_shape::prost::encoding::encode_varint(program.len() as u64, &mut module);
+        module.extend_from_slice(&program);
+        module
+    };
+    let (at, past) = (module_with_result(MAX_SHAPE_BYTES), module_with_result(MAX_SHAPE_BYTES + 2));
+    guarded("a 1 MiB shape of empty tuple elements in a module", || {
+        assert_eq!(hlo::walk(&at, HloMessage::Module).map(Result::unwrap).count(), 1);
+        let error = hlo::walk(&past, HloMessage::Module).find_map(Result::err).unwrap();
+        assert!(matches!(error, Error::LimitExceeded { .. }), "{error}");
+    });
+}
+
+/// The tool reads the module whole (growing its buffer from stdin) and walks it twice.
+#[cfg(feature = "cli")]
+fn the_cli_lists_16_mib_of_empty_instructions_in_bounded_memory() {
+    let module = module_of_empty_instructions(8 << 20);
+    guarded_within(CLI_WORST_CASE_HEAP, "16 MiB of empty instructions through xla-shape hlo", || {
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let status = xla_shape::cli::run(["xla-shape", "hlo"], &mut &module[..], &mut stdout, &mut stderr);
+        assert_eq!(status, 0, "{}", String::from_utf8_lossy(&stderr));
+        assert!(
+            String::from_utf8_lossy(&stdout)
+                .ends_with("summary: 0 shapes (), 0 invalid, 0 unknown fields, 0 non-canonical encodings\n")
+        );
     });
 }

@@ -63,17 +63,23 @@ pub struct BytesArgs {
     /// The message the bytes hold.
     #[arg(long = "type", value_enum, default_value_t = MessageType::Shape)]
     pub message: MessageType,
-    /// The input is hex text (whitespace ignored). With --lines every line is hex.
-    #[arg(long)]
-    pub hex: bool,
+    /// The serialized proto as hex (whitespace ignored), as in every subcommand; `--hex -` reads
+    /// the hex from stdin (deprecated: a bare `--hex`, FILE or stdin holding hex). With --lines
+    /// every line is hex.
+    #[arg(long, value_name = "HEX", num_args = 0..=1, conflicts_with = "file")]
+    #[allow(clippy::option_option, reason = "clap's form of a flag with an optional value: absent, bare, or given")]
+    pub hex: Option<Option<String>>,
     /// Accept arrays without a layout (XLA's `ValidateShapeWithOptionalLayout`).
     #[arg(long)]
     pub optional_layout: bool,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// The serialized proto (default: stdin).
-    #[arg(conflicts_with = "lines")]
+    /// The serialized proto in a file, as in every subcommand (or give FILE alone).
+    #[arg(long = "file", value_name = "FILE", conflicts_with_all = ["lines", "path"])]
     pub file: Option<PathBuf>,
+    /// The serialized proto (default: stdin).
+    #[arg(value_name = "FILE", conflicts_with = "lines")]
+    pub path: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -81,7 +87,8 @@ pub struct EncodeArgs {
     /// The message the string describes.
     #[arg(long = "type", value_enum, default_value_t = MessageType::Shape)]
     pub message: MessageType,
-    /// Write one line of lowercase hex instead of binary (always so with --lines).
+    /// Write the serialized bytes as one line of lowercase hex instead of binary (always so with
+    /// --lines): the same hex form `--hex HEX` reads in the other subcommands.
     #[arg(long)]
     pub hex: bool,
     /// Parse as XLA's own parser does, without the crate's strict validation.
@@ -171,7 +178,10 @@ pub struct HloArgs {
     pub message: HloType,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// The serialized HLO (default: stdin). With --lines, stdin lists one file path per line.
-    #[arg(conflicts_with = "lines")]
+    /// The serialized HLO in a file, as in every subcommand (or give FILE alone).
+    #[arg(long = "file", value_name = "FILE", conflicts_with_all = ["lines", "path"])]
     pub file: Option<PathBuf>,
+    /// The serialized HLO (default: stdin). With --lines, stdin lists one file path per line.
+    #[arg(value_name = "FILE", conflicts_with = "lines")]
+    pub path: Option<PathBuf>,
 }

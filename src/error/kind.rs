@@ -198,6 +198,8 @@ pub enum Limit {
     MapSlots,
     /// The capacity of an output buffer.
     OutputBufferCapacity,
+    /// One shape inside serialized HLO (`hlo::MAX_SHAPE_BYTES`).
+    HloShapeSize,
 }
 
 impl fmt::Display for Limit {
@@ -206,6 +208,7 @@ impl fmt::Display for Limit {
             Self::InputSize => "input size",
             Self::MapSlots => "map slots",
             Self::OutputBufferCapacity => "output buffer capacity",
+            Self::HloShapeSize => "shape size in an HLO module",
         })
     }
 }

@@ -162,6 +162,20 @@ pub enum LayoutProblem {
         /// The physical dimension.
         dimension: i64,
     },
+    /// A split index that is not positive or not above the one before it (XLA: "split config
+    /// split indices must be strictly increasing and positive").
+    SplitIndexOrder {
+        /// The offending index.
+        value: i64,
+    },
+    /// A split index at or beyond the size of the dimension it splits; an unbounded dynamic
+    /// dimension's stored size is `i64::MIN`, so every index is beyond it, as in XLA.
+    SplitIndexOutOfBounds {
+        /// The index.
+        value: i64,
+        /// The stored size of the physical dimension.
+        size: i64,
+    },
     /// A padded extent smaller than its dimension.
     PaddingTooSmall {
         /// The logical dimension.
@@ -217,6 +231,12 @@ impl fmt::Display for LayoutProblem {
             }
             Self::SplitConfigDimension { dimension } => {
                 write!(f, "split config has out-of-bounds physical dimension: {dimension}")
+            }
+            Self::SplitIndexOrder { value } => {
+                write!(f, "split config split indices must be strictly increasing and positive: {value}")
+            }
+            Self::SplitIndexOutOfBounds { value, size } => {
+                write!(f, "split config split index is out of bounds: {value} (dim size {size})")
             }
             Self::PaddingTooSmall { dimension, padded, size } => write!(
                 f,

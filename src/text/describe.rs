@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn tiled_dynamic_shape() {
-        let s = parse_shape("bf16[?,3,<=4]{1,2,0:T(16,256)(2,1)E(16)S(1)SC(0:2)M(8)}").unwrap();
+        let s = parse_shape("bf16[?,3,<=4]{1,2,0:T(16,256)(2,1)E(16)S(1)SC(2:2)M(8)}").unwrap();
         let text = describe(s.view()).to_string();
         for line in [
             "element type:    bf16, 16 bits",
@@ -323,7 +323,7 @@ mod tests {
             "tiles:           (16,256) then (2,1)",
             "element size:    16 bits (from the layout)",
             "memory space:    1 (VMEM on TPU)",
-            "split config:    physical dimension 0 split at [2]",
+            "split config:    physical dimension 2 split at [2]",
             "metadata prefix: 8 bytes of dynamic-shape metadata",
         ] {
             assert!(text.contains(line), "{line:?} missing in\n{text}");

@@ -11,6 +11,10 @@ mod architecture;
 #[cfg(feature = "cli")]
 mod cli;
 #[cfg(feature = "cli")]
+mod cli_flags;
+#[cfg(feature = "cli")]
+mod cli_hlo;
+#[cfg(feature = "cli")]
 mod cli_lost;
 mod codec;
 mod equality;

@@ -803,15 +803,28 @@ fn printable() -> ShapeConfig {
 }
 
 /// Adds the attributes the strategy does not generate (split configs, a positive `M`) to every
-/// array layout in the tree. Split dimensions are taken modulo the rank, since real XLA rejects
-/// out-of-bounds ones.
+/// array layout in the tree. Split dimensions are taken modulo the rank and split indices kept
+/// strictly increasing, positive and inside their physical dimension, since real XLA rejects
+/// the others (`docs/conformance.md`).
 fn decorate(shape: &mut ShapeProto, splits: &[SplitConfigProto], prefix: i64) {
     let rank = i64::try_from(shape.dimensions.len()).unwrap();
     if let Some(layout) = shape.layout.as_mut() {
         layout.split_configs = if rank == 0 {
             Vec::new()
         } else {
-            splits.iter().map(|s| SplitConfigProto { dimension: s.dimension % rank, ..s.clone() }).collect()
+            splits
+                .iter()
+                .map(|s| {
+                    let dimension = s.dimension % rank;
+                    let logical = layout.minor_to_major[usize::try_from(rank - 1 - dimension).unwrap()];
+                    let size = shape.dimensions[usize::try_from(logical).unwrap()];
+                    let mut split_indices: Vec<i64> =
+                        s.split_indices.iter().copied().filter(|&i| i > 0 && i < size).collect();
+                    split_indices.sort_unstable();
+                    split_indices.dedup();
+                    SplitConfigProto { dimension, split_indices }
+                })
+                .collect()
         };
         layout.dynamic_shape_metadata_prefix_bytes = prefix;
     }

@@ -874,8 +874,9 @@ fn x2_unvalidated_fields() {
     ok_both(&s);
     assert_eq!(Shape::try_new(&s).unwrap().to_string(), "f32[2,3]{1,0:S(300)}");
     ok_both(&f32_2x3(|l| l.memory_space = MIN));
-    // V-19: split indices are not checked, nor the dynamic prefix.
-    ok_both(&f32_2x3(|l| l.split_configs = vec![SplitConfigProto { dimension: 1, split_indices: vec![-7, 99] }]));
+    // The dynamic prefix is not checked (V-19). The spec says split indices are not checked
+    // either, but real XLA checks them (split_configs_against_xla below).
+    ok_both(&f32_2x3(|l| l.split_configs = vec![SplitConfigProto { dimension: 1, split_indices: vec![1, 2] }]));
     // The spec says split dimensions are not checked either, but real XLA rejects an
     // out-of-bounds one (tests/fixtures/shape_protos.jsonl, "X2 f32[2,3] split_configs (5,{1})").
     for dimension in [5, 2, -1] {
@@ -1145,4 +1146,55 @@ fn views_agree_with_modes() {
     assert!(Shape::try_new_optional_layout(&s).is_ok());
     assert!(Shape::try_new_with_mode(&s, LayoutMode::Optional).is_ok());
     assert!(Shape::try_new_with_mode(&s, LayoutMode::Strict).is_err());
+}
+
+/// Split configs as real XLA checks them from a proto (jaxlib 0.10.2, `HloModule::CreateFromProto`
+/// through a one-parameter module; `docs/conformance.md`, probed with jaxlib 0.10.2): the
+/// physical dimension `d` splits the logical dimension `minor_to_major[rank - 1 - d]`; indices must
+/// be strictly increasing and positive, and inside that dimension's stored size (so never inside
+/// an unbounded `?`).
+#[test]
+fn split_configs_against_xla() {
+    let with = |text: &str, dimension: i64, split_indices: &[i64]| {
+        let mut proto = xla_shape::text::parse_shape(text).unwrap().into_proto();
+        let layout = proto.layout.as_mut().unwrap();
+        layout.split_configs = vec![SplitConfigProto { dimension, split_indices: split_indices.to_vec() }];
+        proto
+    };
+    // Accepted by XLA.
+    for (text, dimension, indices) in [
+        ("f32[10]", 0, &[3, 5][..]),
+        ("f32[10]", 0, &[9]),
+        ("f32[10]", 0, &[]),
+        ("f32[<=10]", 0, &[9]),
+        ("f32[2,3]{1,0}", 1, &[2]),
+        ("f32[2,3]{0,1}", 0, &[2]),
+    ] {
+        ok_both(&with(text, dimension, indices));
+    }
+    // Rejected: XLA's message, then the crate's path and problem.
+    let order = |value| LayoutProblem::SplitIndexOrder { value };
+    let bounds = |value, size| LayoutProblem::SplitIndexOutOfBounds { value, size };
+    for (text, dimension, indices, at, problem, xla) in [
+        ("f32[10]", 0, &[5, 3][..], 1, order(3), "split indices must be strictly increasing and positive: {5, 3}"),
+        ("f32[10]", 0, &[0], 0, order(0), "split indices must be strictly increasing and positive: {0}"),
+        ("f32[10]", 0, &[-1], 0, order(-1), "split indices must be strictly increasing and positive: {-1}"),
+        ("f32[10]", 0, &[3, 3], 1, order(3), "split indices must be strictly increasing and positive: {3, 3}"),
+        ("f32[10]", 0, &[10], 0, bounds(10, 10), "split index is out of bounds: 10 (dim size 10)"),
+        ("f32[10]", 0, &[11], 0, bounds(11, 10), "split index is out of bounds: 11 (dim size 10)"),
+        ("f32[?]", 0, &[1], 0, bounds(1, i64::MIN), "split index is out of bounds: 1 (dim size -9223372036854775808)"),
+        ("f32[<=10]", 0, &[10], 0, bounds(10, 10), "split index is out of bounds: 10 (dim size 10)"),
+        ("f32[2,3]{1,0}", 0, &[2], 0, bounds(2, 2), "split index is out of bounds: 2 (dim size 2)"),
+        ("f32[2,3]{0,1}", 1, &[2], 0, bounds(2, 2), "split index is out of bounds: 2 (dim size 2)"),
+    ] {
+        let error = err_both(&with(text, dimension, indices));
+        let path = format!("layout.split_configs[0].split_indices[{at}]");
+        assert_eq!(
+            error,
+            Error::InvalidLayout { path: path.as_str().into(), problem: Box::new(problem) },
+            "{text} {indices:?}"
+        );
+        let key = xla.split(':').next().unwrap();
+        assert!(error.to_string().contains(key), "{error} vs XLA: {xla}");
+    }
 }

@@ -175,10 +175,10 @@ pub fn reply(message: MessageType, bytes: &[u8], optional_layout: bool) -> Reply
 pub fn run(args: &BytesArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     let (message, optional_layout) = (args.message, args.optional_layout);
     if args.output.lines {
-        return output::each_line(io, args.output.json, |line| {
+        return output::each_line(io, args.output.json, input::LineKind::Hex, |line| {
             Ok(reply(message, &input::decode_hex(line.as_bytes())?, optional_layout))
         });
     }
-    let bytes = input::read_message(io.stdin, args.file.as_deref(), args.hex)?;
+    let bytes = super::read_bytes(args, io)?;
     output::emit(io, &reply(message, &bytes, optional_layout), args.output.json)
 }

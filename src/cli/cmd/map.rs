@@ -247,7 +247,9 @@ pub fn run(args: &MapArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
         if source.shape.is_some() || source.source.hex.is_some() || source.source.file.is_some() {
             return Err(Failure::Usage("with --lines, stdin gives one SHAPE string per line".into()));
         }
-        return output::each_line(io, source.output.json, |line| reply(input::shape_from_text(line)?, args, true));
+        return output::each_line(io, source.output.json, input::LineKind::Text, |line| {
+            reply(input::shape_from_text(line)?, args, true)
+        });
     }
     let loaded = cmd::load_shape(&source.source, source.shape.as_deref())?;
     output::emit(io, &reply(loaded, args, false)?, source.output.json)

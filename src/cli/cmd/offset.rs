@@ -67,7 +67,9 @@ fn drive(
     let (loaded, item) = operands(args)?;
     let map = PhysicalMap::new(cmd::array_of(&loaded.shape)?)?;
     match item {
-        None => output::each_line(io, args.output.json, |line| one(&loaded, &map, line)),
+        None => {
+            output::each_line(io, args.output.json, crate::cli::input::LineKind::Index, |line| one(&loaded, &map, line))
+        }
         Some(item) => {
             let mut warnings = loaded.warnings.clone();
             // The JSON output prints the shape as a string.
