@@ -312,6 +312,7 @@
 //! | [`bitcast`] | whether a transpose or reshape can be a bitcast |
 //! | [`util`] | the `ShapeUtil` / `LayoutUtil` operations and XLA's equality functors |
 //! | [`hlo`] | the shapes inside serialized HLO modules (protos compiled with `extern_path`) |
+//! | `draw` | SVG pictures of layouts: the logical array and the memory strip (feature `draw`) |
 //! | `cli` | the `xla-shape` tool as a function over any streams (feature `cli`) |
 //! | [`error`] | the one [`Error`] enum, field paths, structured problems |
 //! | `strategy` | proptest strategies (feature `proptest`) |
@@ -342,6 +343,8 @@ pub mod bitcast;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod codec;
+#[cfg(feature = "draw")]
+pub mod draw;
 pub mod error;
 pub mod hlo;
 pub mod index;

@@ -9,7 +9,11 @@ mod common;
 
 #[cfg(feature = "cli")]
 mod cli;
+#[cfg(feature = "cli")]
+mod cli_draw;
 mod codec;
+#[cfg(feature = "draw")]
+mod draw;
 mod equality;
 mod fuzz_corpus;
 mod hlo;
