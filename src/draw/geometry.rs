@@ -224,6 +224,9 @@ pub struct Picture {
     pub slots: Vec<SlotBox>,
     /// Byte frames (sub-byte element sizes only).
     pub bytes: Vec<ByteBox>,
+    /// Frames of the innermost tiles in the strip, for nested tiles (e.g. the `(2,1)` pairs of
+    /// `T(8,128)(2,1)`).
+    pub sub_tiles: Vec<Rect>,
     /// Every piece of text.
     pub labels: Vec<Label>,
     /// Arrows from cells to their slots.
@@ -275,21 +278,37 @@ impl Labels {
     }
 }
 
-/// The slots of one colour group: the first tiling level's tile when its slots are contiguous
-/// (later levels only refine inside it), else the deepest level whose tile still is; untiled,
-/// one run of the most minor dimension. Its product is the size of a tile in slots.
-fn tile_slots(array: ArrayShape<'_>, expanded: &[u64]) -> u64 {
+/// The slots of one colour group and of one innermost tile.
+///
+/// The colour group is the first tiling level's tile when its slots are contiguous (later
+/// levels only refine inside it), else the deepest level whose tile still is; untiled, one run
+/// of the most minor dimension. The innermost tile is the last level's (the group itself with
+/// fewer than two levels). Each is the product of the trailing entries of the expanded shape
+/// that the tile's inner entries became.
+fn tile_slots(array: ArrayShape<'_>, expanded: &[u64]) -> (u64, u64) {
     let tiles: Vec<_> = array.layout().map(|l| l.tiles().collect()).unwrap_or_default();
     let mut inner = 1usize;
+    let mut last = 1usize;
     for (level, tile) in tiles.iter().enumerate() {
         let groups = tile.iter().filter(|d| matches!(d, TileDim::Size(_))).count();
         inner = match inner.checked_sub(tile.rank()) {
             Some(rest) if level > 0 => rest.saturating_add(groups.saturating_mul(2)),
             _ => groups,
         };
+        last = groups;
     }
-    let start = expanded.len().saturating_sub(inner);
-    expanded.get(start..).unwrap_or_default().iter().try_fold(1u64, |acc, &e| acc.checked_mul(e)).unwrap_or(1).max(1)
+    let product = |count: usize| {
+        let start = expanded.len().saturating_sub(count);
+        expanded
+            .get(start..)
+            .unwrap_or_default()
+            .iter()
+            .try_fold(1u64, |acc, &e| acc.checked_mul(e))
+            .unwrap_or(1)
+            .max(1)
+    };
+    let group = product(inner);
+    (group, if tiles.len() > 1 { product(last).min(group) } else { group })
 }
 
 /// The first tile's size along each logical dimension (1 where it does not split the
@@ -468,6 +487,8 @@ struct Builder<'a> {
     array: ArrayShape<'a>,
     map: PhysicalMap,
     tile: u64,
+    /// Slots of the innermost tile, framed in the strip when smaller than `tile`.
+    sub_tile: u64,
     letters: bool,
     fill: String,
     cell: f64,
@@ -475,6 +496,7 @@ struct Builder<'a> {
     cells: Vec<Cell>,
     slots: Vec<SlotBox>,
     bytes: Vec<ByteBox>,
+    sub_tiles: Vec<Rect>,
     elisions: Vec<Elision>,
 }
 
@@ -509,7 +531,12 @@ impl Builder<'_> {
             _ => "a scalar".to_owned(),
         };
         let colour = if self.array.layout().is_some_and(|l| l.is_tiled()) {
-            format!("colour: tiles of {} slots", self.tile)
+            match self.sub_tile {
+                sub if sub > 1 && sub < self.tile => {
+                    format!("colour: tiles of {} slots; dashed frames: inner tiles of {sub}", self.tile)
+                }
+                _ => format!("colour: tiles of {} slots", self.tile),
+            }
         } else {
             format!("colour: runs of {} slots along the most minor dimension", self.tile)
         };
@@ -640,6 +667,7 @@ impl Builder<'_> {
             self.labels.left(format!("slot {start}"), FONT, MARGIN, y + CELL_HEIGHT / 2.0);
             let end = start.saturating_add(row).min(storage);
             self.slot_row(start, end, left, y)?;
+            self.sub_tile_row(start, end, left, y);
             y += CELL_HEIGHT;
             if self.map.bits_per_slot() < 8 {
                 self.byte_row(start, end, left, y);
@@ -675,6 +703,22 @@ impl Builder<'_> {
             self.slots.push(SlotBox { rect, slot, element: held, kind });
         }
         Ok(())
+    }
+
+    /// The frames of the innermost tiles among the slots `start..end` of a row, when the
+    /// layout nests tiles.
+    fn sub_tile_row(&mut self, start: u64, end: u64, left: f64, y: f64) {
+        let sub = self.sub_tile;
+        if sub <= 1 || sub >= self.tile {
+            return;
+        }
+        let mut first = start.checked_div(sub).unwrap_or(0).saturating_mul(sub);
+        while first < end {
+            let (from, to) = (first.max(start), first.saturating_add(sub).min(end));
+            let x = left + px(from.saturating_sub(start)) * self.cell;
+            self.sub_tiles.push(Rect { x, y, width: px(to.saturating_sub(from)) * self.cell, height: CELL_HEIGHT });
+            first = first.saturating_add(sub);
+        }
     }
 
     /// The frames of the bytes holding the sub-byte slots `start..end` (drawn on the row above
@@ -734,12 +778,13 @@ impl Builder<'_> {
 pub fn build(array: ArrayShape<'_>, options: &Options) -> Result<Picture> {
     options.check()?;
     let map = PhysicalMap::new(array)?;
-    let tile = tile_slots(array, &tiling::expanded_shape(array)?);
+    let (tile, sub_tile) = tile_slots(array, &tiling::expanded_shape(array)?);
     let grid = Grid::new(array, options)?;
     let mut b = Builder {
         array,
         map,
         tile,
+        sub_tile,
         letters: crate::size::elements_in(array)? <= MAX_LETTERS,
         fill: fill_label(array),
         cell: MIN_CELL,
@@ -747,6 +792,7 @@ pub fn build(array: ArrayShape<'_>, options: &Options) -> Result<Picture> {
         cells: Vec::new(),
         slots: Vec::new(),
         bytes: Vec::new(),
+        sub_tiles: Vec::new(),
         elisions: Vec::new(),
     };
     // One width for every cell and slot: the widest label among the cells shown (the slots
@@ -772,6 +818,7 @@ pub fn build(array: ArrayShape<'_>, options: &Options) -> Result<Picture> {
         cells: b.cells,
         slots: b.slots,
         bytes: b.bytes,
+        sub_tiles: b.sub_tiles,
         labels: b.labels.0,
         links,
         elisions: b.elisions,

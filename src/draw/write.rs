@@ -1,5 +1,5 @@
 //! Writing a [`Picture`] as SVG with the `svg` crate: one element per rectangle, label and
-//! arrow of the geometry, in the order background, cells and slots, byte frames, arrows,
+//! arrow of the geometry, in the order background, cells and slots, byte and inner-tile frames, arrows,
 //! labels (so text stays on top).
 
 use svg::Document;
@@ -94,6 +94,16 @@ impl Picture {
             frames = frames.add(rectangle(&byte.rect));
         }
         document = document.add(frames);
+        let mut inner = Group::new()
+            .set("class", "inner-tiles")
+            .set("fill", "none")
+            .set("stroke", "#1f3b73")
+            .set("stroke-width", 1.5)
+            .set("stroke-dasharray", "4,2");
+        for rect in &self.sub_tiles {
+            inner = inner.add(rectangle(rect));
+        }
+        document = document.add(inner);
         let mut links = Group::new().set("class", "links").set("stroke", ACCENT.to_string()).set("fill", "none");
         for link in &self.links {
             let (from, to) = (link.from, link.to);

@@ -210,6 +210,20 @@ fn seed_examples_show_what_the_document_shows() {
         assert_eq!(inside, if byte.byte == 7 { 1 } else { 2 }, "byte {}", byte.byte);
     }
 
+    // T(8,128)(2,1): each inner tile frames two slots holding rows 2r and 2r+1 of one column.
+    let tpu = picture(&text::parse_shape("bf16[8,256]{1,0:T(8,128)(2,1)}").unwrap());
+    assert!(!tpu.sub_tiles.is_empty());
+    for frame in &tpu.sub_tiles {
+        let pair: Vec<&[i64]> = tpu
+            .slots
+            .iter()
+            .filter(|s| s.rect.x >= frame.x && s.rect.right() <= frame.right() && (s.rect.y - frame.y).abs() < 0.5)
+            .map(|s| s.element.as_deref().unwrap())
+            .collect();
+        assert_eq!(pair.len(), 2, "{frame:?}");
+        assert_eq!((pair[0][0] % 2, pair[1][0] - pair[0][0], pair[0][1]), (0, 1, pair[1][1]), "{pair:?}");
+    }
+
     // Tail padding: f32[5,3] L(8) rounds 15 slots up to 16.
     let tail = picture(&text::parse_shape("f32[5,3]{1,0:L(8)}").unwrap());
     assert_eq!(tail.slots.last().map(|s| s.kind), Some(Kind::Padding(PaddingKind::Tail)));
