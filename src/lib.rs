@@ -223,10 +223,19 @@
 //! # Ok::<(), xla_shape::Error>(())
 //! ```
 //!
+//! ## 6. Draw
+//!
+//! The document explains layouts with pictures; `draw::picture` (feature `draw`) makes them for
+//! any array — the logical grid and the memory strip, coloured by tile, padding hatched — and
+//! `xla-shape draw SHAPE -o FILE.svg` writes them. `f32[3,5]{1,0:T(2,2)}`:
+//!
+#![cfg_attr(feature = "draw", doc = include_str!("../docs/pictures/seed_tiled.svg"))]
+//!
 //! # Cargo features
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
+//! | `draw` | off | `draw`: SVG pictures of layouts with the `svg` crate (enabled by `cli`). |
 //! | `cli` | off | the `xla-shape` command-line tool (`cli::run` and `src/bin/`): `cargo install xla-shape --features cli`. The library alone never compiles clap. |
 //! | `serde` | off | `Serialize`/`Deserialize`: [`ShapeBuf`] and [`LayoutBuf`] as their XLA string (deserialized through the validated parser), [`PrimitiveType`] as its text name, and the raw [`proto`] types as structs. See the `serde` module docs. |
 //! | `proptest` | off | `strategy`: proptest strategies that generate only valid shapes, layouts, tiles and in-bounds indices, for property tests of your own code. |
