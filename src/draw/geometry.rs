@@ -368,28 +368,6 @@ fn grid_axis(dim: Option<usize>, extents: &[u64], periods: &[u64], limit: u64) -
     }
 }
 
-/// The combinations of the outer (non-grid) dimensions, row-major, as slices to show.
-fn slices(outer: &[usize], extents: &[u64], limit: u64) -> Vec<Option<Vec<u64>>> {
-    let outer_extents: Vec<u64> = outer.iter().map(|&d| extents.get(d).copied().unwrap_or(1)).collect();
-    let count = outer_extents.iter().try_fold(1u64, |acc, &e| acc.checked_mul(e)).unwrap_or(u64::MAX);
-    let decode = |mut n: u64| {
-        let mut index = vec![0u64; outer_extents.len()];
-        for (i, &e) in index.iter_mut().zip(&outer_extents).rev() {
-            *i = n.checked_rem(e).unwrap_or(0);
-            n = n.checked_div(e).unwrap_or(0);
-        }
-        Some(index)
-    };
-    let limit = limit.max(2);
-    if count <= limit {
-        return (0..count).map(decode).collect();
-    }
-    let mut out: Vec<Option<Vec<u64>>> = (0..limit.saturating_sub(1)).map(decode).collect();
-    out.push(None);
-    out.push(decode(count.saturating_sub(1)));
-    out
-}
-
 /// Memory rows: slots per row, a multiple of the tile when it is small, a divisor of it when
 /// it is large, so tiles line up in columns.
 fn row_length(tile: u64, storage: u64) -> u64 {
@@ -426,7 +404,10 @@ struct Grid {
     rows: Vec<Entry>,
     columns: Vec<Entry>,
     outer: Vec<usize>,
-    slices: Vec<Option<Vec<u64>>>,
+    outer_extents: Vec<u64>,
+    /// The slices shown, by their row-major number over the outer dimensions (as an axis, so
+    /// the same head-and-tail rule applies).
+    slices: Vec<Entry>,
 }
 
 impl Grid {
@@ -437,15 +418,29 @@ impl Grid {
         let (row_dim, col_dim) = grid_dims(rank, options)?;
         let periods = periods(array);
         let outer: Vec<usize> = (0..rank).filter(|d| Some(*d) != row_dim && Some(*d) != col_dim).collect();
+        let outer_extents: Vec<u64> = outer.iter().map(|&d| extents.get(d).copied().unwrap_or(1)).collect();
+        // The product of extents PhysicalMap::new accepted: it fits.
+        let count = outer_extents.iter().try_fold(1u64, |acc, &e| acc.checked_mul(e)).unwrap_or(0);
         Ok(Self {
             rank,
             row_dim,
             col_dim,
             rows: grid_axis(row_dim, &extents, &periods, options.max_extent),
             columns: grid_axis(col_dim, &extents, &periods, options.max_extent),
-            slices: slices(&outer, &extents, options.max_slices),
+            slices: axis::entries(count, 1, options.max_slices),
             outer,
+            outer_extents,
         })
+    }
+
+    /// The outer indices of slice number `n` (row-major).
+    fn slice(&self, mut n: u64) -> Vec<u64> {
+        let mut index = vec![0u64; self.outer_extents.len()];
+        for (i, &e) in index.iter_mut().zip(&self.outer_extents).rev() {
+            *i = n.checked_rem(e).unwrap_or(0);
+            n = n.checked_div(e).unwrap_or(0);
+        }
+        index
     }
 
     /// The index of the cell at row `r` and column `c` of a slice.
@@ -462,11 +457,12 @@ impl Grid {
 
     /// Every index the slices show.
     fn shown(&self) -> impl Iterator<Item = Vec<i64>> + '_ {
-        self.slices.iter().flatten().flat_map(move |slice| {
-            self.rows
-                .iter()
-                .filter_map(at)
-                .flat_map(move |r| self.columns.iter().filter_map(at).map(move |c| self.index(slice, r, c)))
+        self.slices.iter().filter_map(at).flat_map(move |n| {
+            let slice = self.slice(n);
+            self.rows.iter().filter_map(at).flat_map(move |r| {
+                let slice = slice.clone();
+                self.columns.iter().filter_map(at).map(move |c| self.index(&slice, r, c))
+            })
         })
     }
 
@@ -555,13 +551,17 @@ impl Builder<'_> {
         let row_header = grid.rows.iter().filter_map(at).map(|r| needed(&r.to_string())).fold(0.0, f64::max);
         let mut x = MARGIN;
         let mut bottom = top;
-        for slice in &grid.slices {
-            let Some(slice) = slice else {
-                self.labels.at("…".to_owned(), FONT, x + GAP / 2.0, top + LINE / 2.0);
-                self.elisions.push(Elision { rect: Rect { x, y: top, width: GAP, height: LINE }, count: 0 });
-                x += GAP + SLICE_SPACE;
-                continue;
+        for entry in &grid.slices {
+            let slice = match entry {
+                Entry::At(n) => grid.slice(*n),
+                Entry::Elided(count) => {
+                    self.labels.at("…".to_owned(), FONT, x + GAP / 2.0, top + LINE / 2.0);
+                    self.elisions.push(Elision { rect: Rect { x, y: top, width: GAP, height: LINE }, count: *count });
+                    x += GAP + SLICE_SPACE;
+                    continue;
+                }
             };
+            let slice = &slice;
             let mut y = top;
             let mut right = x;
             if !grid.outer.is_empty() {

@@ -400,3 +400,49 @@ proptest! {
         assert_labels_apart(&p);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Any array with any options: a picture within the limits (or the typed error for a bad
+    /// grid), each drawn slot holding what `PhysicalMap` says, each cell in its slot's colour,
+    /// labels apart.
+    #[test]
+    fn any_array_and_options_give_a_bounded_consistent_picture(
+        s in array_shape(ShapeConfig { max_rank: 5, max_dimension: 40, ..ShapeConfig::default() }),
+        max_extent in 2u64..12,
+        max_slices in 2u64..6,
+        max_slots in 32u64..200,
+        grid in proptest::option::of((0usize..5, 0usize..5)),
+    ) {
+        let a = array(&s);
+        let options = Options { grid: grid.map(|(r, c)| (Dim(r), Dim(c))), max_extent, max_slices, max_slots };
+        let p = match (grid, draw::picture(a, &options)) {
+            (_, Ok(p)) => p,
+            (Some((r, c)), Err(Error::DimensionOutOfRange { .. })) => {
+                prop_assert!(r >= a.rank() || c >= a.rank());
+                return Ok(());
+            }
+            (Some((r, c)), Err(Error::InvalidArgument(_))) => {
+                prop_assert_eq!(r, c);
+                return Ok(());
+            }
+            (_, Err(e)) => return Err(TestCaseError::fail(e.to_string())),
+        };
+        let cells = usize::try_from(max_extent * max_extent * max_slices).unwrap();
+        prop_assert!(p.cells.len() <= cells, "{} cells", p.cells.len());
+        prop_assert!(p.slots.len() <= usize::try_from(max_slots.max(64)).unwrap(), "{} slots", p.slots.len());
+        let map = PhysicalMap::new(a).unwrap();
+        for slot in &p.slots {
+            let held = map.index_of_slot(slot.slot).unwrap();
+            prop_assert_eq!(held.as_deref(), slot.element.as_deref());
+        }
+        for cell in p.cells.iter().filter(|c| matches!(c.kind, Kind::Element(_))) {
+            let slot = map.slot(&cell.index).unwrap();
+            if let Some(drawn) = p.slots.iter().find(|s| s.slot == slot) {
+                prop_assert_eq!(drawn.kind, cell.kind);
+            }
+        }
+        assert_labels_apart(&p);
+    }
+}
