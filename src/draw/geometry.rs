@@ -676,6 +676,21 @@ impl Builder<'_> {
             y += 4.0;
         }
         let mut heading = format!("memory, in order: {storage} slots");
+        let raw = self.map.raw_slots();
+        let elements = crate::size::elements_in(self.array).ok().and_then(|n| u64::try_from(n).ok()).unwrap_or(raw);
+        let inner = match self.padding_kind(Slot(0)) {
+            PaddingKind::Legacy => "legacy padded_dimensions",
+            _ => "partial tiles",
+        };
+        let parts: Vec<String> =
+            [(raw.saturating_sub(elements), inner), (storage.saturating_sub(raw), "tail alignment")]
+                .into_iter()
+                .filter(|(n, _)| *n > 0)
+                .map(|(n, what)| format!("{n} for {what}"))
+                .collect();
+        if !parts.is_empty() {
+            let _ = write!(heading, "; hatched padding: {}", parts.join(", "));
+        }
         if self.map.bits_per_slot() < 8 {
             let _ = write!(heading, "; {}-bit slots packed into bytes, low bits first", self.map.bits_per_slot());
         }
