@@ -328,7 +328,7 @@
 //! | `serde` | serde support (feature `serde`) |
 //!
 //! The `examples/` directory has one runnable program per task: `decode_shape`, `encode_layout`,
-//! `pjrt_layout`, `tiled_iteration` and `hlo_shapes` (`cargo run --example decode_shape`).
+//! `pjrt_layout`, `tiled_iteration`, `hlo_shapes` and `draw_layout` (`cargo run --example decode_shape`).
 #![forbid(unsafe_code)]
 // Untrusted input reaches the library: no panicking operation or unchecked arithmetic without a
 // stated reason (tests are exempt). Every exception is item-level, with the invariant that makes
