@@ -20,9 +20,7 @@ use crate::draw::axis::{self, Entry};
 use crate::draw::label::{MAX_LETTERS, element_label, fill_label, join};
 use crate::error::{Error, Result};
 use crate::layout::TileDim;
-use crate::physical::{PhysicalMap, Slot};
-use crate::shape::ArrayShape;
-use crate::{padding, tiling};
+use crate::{ArrayShape, PhysicalMap, Slot, padding, tiling};
 
 /// Font size of every label, in pixels.
 pub const FONT: f64 = 10.0;

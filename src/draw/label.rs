@@ -2,8 +2,8 @@
 //! picture: letters `a b c …` for small arrays as the seed document writes them, indices
 //! otherwise, and legacy padding shown as its fill value.
 
+use crate::ArrayShape;
 use crate::padding::{self, Fill};
-use crate::shape::ArrayShape;
 
 /// Arrays with at most this many elements name them with letters `a`…`z`.
 pub const MAX_LETTERS: i64 = 26;

@@ -53,7 +53,7 @@ mod write;
 pub use geometry::{ByteBox, Cell, Colour, Elision, Kind, Label, Link, PaddingKind, Picture, Rect, SlotBox};
 
 use crate::error::{Error, Result};
-use crate::shape::{ArrayShape, Dim, Shape};
+use crate::{ArrayShape, Dim, Shape};
 
 /// What a picture shows and how much of it.
 ///
