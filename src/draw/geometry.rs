@@ -746,7 +746,10 @@ impl Builder<'_> {
                 x_of(byte.saturating_mul(8).max(first_bit)),
                 x_of(byte.saturating_add(1).saturating_mul(8).min(end_bit)),
             );
-            self.labels.inside(format!("byte {byte}"), &Rect { x: x0, y, width: x1 - x0, height: LINE });
+            // "byte N" where it fits, else the bare number.
+            let tag = Rect { x: x0, y, width: x1 - x0, height: LINE };
+            let name = format!("byte {byte}");
+            self.labels.inside(if needed(&name) <= tag.width { name } else { byte.to_string() }, &tag);
             self.bytes
                 .push(ByteBox { rect: Rect { x: x0, y: y - CELL_HEIGHT, width: x1 - x0, height: CELL_HEIGHT }, byte });
             byte = byte.saturating_add(1);

@@ -278,11 +278,18 @@ fn labels_never_overlap_for_every_tile_form_up_to_32_by_32() {
         "{1,0:T(2,2,2)}",
         "{1,0:T(4,4)L(64)}",
         "{1,0:E(4)}",
+        "{0,1:T(2,2)E(2)}",
+        "{1,0:E(6)}",
     ];
     for layout in layouts {
         for &r in &sizes {
             for &c in &sizes {
-                let ty = if layout.contains("E(4)") { "s4" } else { "f32" };
+                let ty = match layout {
+                    l if l.contains("E(4)") => "s4",
+                    l if l.contains("E(2)") => "u2",
+                    l if l.contains("E(6)") => "f8e3m4",
+                    _ => "f32",
+                };
                 let shape = text::parse_shape(&format!("{ty}[{r},{c}]{layout}")).unwrap();
                 // Room for every slot, so every element shows in both views.
                 let p = draw::picture(array(&shape), &Options { max_slots: 4096, ..Options::default() }).unwrap();
