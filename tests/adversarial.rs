@@ -87,6 +87,8 @@ fn cases() -> Vec<Trial> {
         unknown_fields_in_program_shapes_and_layouts,
         #[cfg(feature = "cli")]
         the_cli_input_cap_bounds_the_worst_case,
+        #[cfg(feature = "draw")]
+        pictures_of_huge_arrays_are_bounded,
     ]
 }
 
@@ -738,4 +740,31 @@ fn the_cli_input_cap_bounds_the_worst_case() {
         assert_eq!((status, printed), (1, 0));
         assert!(stderr.contains(&format!("input size limit exceeded: {} is more than {cap}", cap + 1)), "{stderr}");
     });
+}
+
+/// A picture costs what it shows, not what the array holds: the largest arrays, at the largest
+/// limits the options accept, stay under the cap (geometry and SVG).
+#[cfg(feature = "draw")]
+fn pictures_of_huge_arrays_are_bounded() {
+    use xla_shape::draw::{self, Options};
+    let huge = [
+        "u8[1000000,1000000,1000000]{2,1,0}",
+        "s4[4611686018427387903]{0:E(4)}",
+        "bf16[100000,100000,1000]{2,1,0:T(8,128)(2,1)}",
+        "f32[3,1000,1000,1000]{0,1,2,3:T(*,8,128)}",
+    ];
+    let shapes: Vec<_> = huge.iter().map(|s| text::parse_shape(s).unwrap()).collect();
+    let widest =
+        Options { grid: None, max_extent: draw::MAX_EXTENT, max_slices: draw::MAX_SLICES, max_slots: draw::MAX_SLOTS };
+    for (text, shape) in huge.iter().zip(&shapes) {
+        guarded(text, || {
+            let array = shape.as_array().unwrap();
+            for options in [Options::default(), widest] {
+                let picture = draw::picture(array, &options).unwrap();
+                assert!(!picture.elisions.is_empty(), "{text}");
+                let svg = picture.to_svg();
+                assert!(svg.len() < 32 << 20, "{text}: {} bytes", svg.len());
+            }
+        });
+    }
 }

@@ -170,13 +170,13 @@ pub struct DrawArgs {
     /// last two).
     #[arg(long, value_name = "ROWS,COLUMNS")]
     pub grid: Option<String>,
-    /// The most positions shown along a grid axis (2–128); longer axes are elided.
+    /// The most positions shown along a grid axis (2–48); longer axes are elided.
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub max_extent: u64,
-    /// The most slices of higher dimensions shown (2–64).
+    /// The most slices of higher dimensions shown (2–8).
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub max_slices: u64,
-    /// About the most memory slots shown (32–16384).
+    /// About the most memory slots shown (32–4096).
     #[arg(long, value_name = "N", default_value_t = 512)]
     pub max_slots: u64,
     /// The XLA shape string (unless --hex or --file gives the shape).

@@ -67,12 +67,12 @@ pub struct Options {
     /// The dimensions that form the rows and the columns of the grid (two different
     /// dimensions); `None`: the last two (the only one at rank 1).
     pub grid: Option<(Dim, Dim)>,
-    /// The most positions shown along a grid axis (`2..=128`; default 32): longer axes show a
+    /// The most positions shown along a grid axis (`2..=`[`MAX_EXTENT`]; default 32): longer axes show a
     /// head and a tail around an elision.
     pub max_extent: u64,
-    /// The most slices shown (`2..=64`; default 4).
+    /// The most slices shown (`2..=`[`MAX_SLICES`]; default 4).
     pub max_slices: u64,
-    /// About the most slots the memory strip shows (`32..=16384`; default 512): whole rows
+    /// About the most slots the memory strip shows (`32..=`[`MAX_SLOTS`]; default 512): whole rows
     /// from the start and the end around an elision.
     pub max_slots: u64,
 }
@@ -83,10 +83,18 @@ impl Default for Options {
     }
 }
 
+/// The largest [`Options::max_extent`]: with [`MAX_SLICES`], at most 18 432 cells.
+pub const MAX_EXTENT: u64 = 48;
+/// The largest [`Options::max_slices`].
+pub const MAX_SLICES: u64 = 8;
+/// The largest [`Options::max_slots`].
+pub const MAX_SLOTS: u64 = 4096;
+
 impl Options {
-    /// The ranges the limits must be in: they bound the picture's size, time and memory.
+    /// The ranges the limits must be in: they bound the picture's size, time and memory (the
+    /// widest picture of the largest array stays under 64 MB of heap, `tests/adversarial.rs`).
     const RANGES: [(&'static str, u64, u64); 3] =
-        [("draw max_extent", 2, 128), ("draw max_slices", 2, 64), ("draw max_slots", 32, 16384)];
+        [("draw max_extent", 2, MAX_EXTENT), ("draw max_slices", 2, MAX_SLICES), ("draw max_slots", 32, MAX_SLOTS)];
 
     /// Checks every limit against its range.
     ///

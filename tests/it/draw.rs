@@ -363,7 +363,7 @@ fn options_choose_the_grid_and_bound_the_picture() {
     assert!(draw::picture(a, &Options { grid: Some((Dim(1), Dim(1))), ..Options::default() }).is_err());
     assert!(matches!(
         draw::picture(a, &Options { max_extent: 1000, ..Options::default() }),
-        Err(Error::LimitExceeded { limit: "draw max_extent", value: 1000, max: 128 })
+        Err(Error::LimitExceeded { limit: "draw max_extent", value: 1000, max: 48 })
     ));
     assert!(matches!(
         draw::picture(a, &Options { max_slots: 1, ..Options::default() }),
