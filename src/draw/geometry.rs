@@ -848,3 +848,41 @@ fn at(entry: &Entry) -> Option<u64> {
         Entry::Elided(_) => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{row_length, tile_slots};
+    use crate::{text, tiling};
+
+    fn groups(s: &str) -> (u64, u64) {
+        let shape = text::parse_shape(s).unwrap();
+        let array = shape.as_array().unwrap();
+        tile_slots(array, &tiling::expanded_shape(array).unwrap())
+    }
+
+    #[test]
+    fn colour_groups_and_inner_tiles() {
+        // Untiled: a run of the most minor dimension.
+        assert_eq!(groups("f32[3,5]{1,0}"), (5, 5));
+        assert_eq!(groups("f32[3,5]{0,1}"), (3, 3));
+        // One level: the tile.
+        assert_eq!(groups("f32[3,5]{1,0:T(2,2)}"), (4, 4));
+        assert_eq!(groups("f32[6]{0:T(2,4)}"), (8, 8));
+        assert_eq!(groups("f32[2,3,5]{2,1,0:T(*,4,2)}"), (8, 8));
+        // Nested: the first tile, and the last level inside it.
+        assert_eq!(groups("bf16[8,256]{1,0:T(8,128)(2,1)}"), (1024, 2));
+        assert_eq!(groups("f32[5,6]{1,0:T(4,4)(2,2)}"), (16, 4));
+        // A later tile wider than the first one's inside: its own tile is the group.
+        assert_eq!(groups("f32[8,8]{1,0:T(2)(2,2)}"), (4, 4));
+    }
+
+    #[test]
+    fn memory_rows_line_tiles_up() {
+        assert_eq!(row_length(4, 24), 24);
+        assert_eq!(row_length(4, 100), 32);
+        assert_eq!(row_length(3, 100), 30);
+        assert_eq!(row_length(1024, 2048), 32);
+        assert_eq!(row_length(40, 2048), 20);
+        assert_eq!(row_length(37, 2048), 32);
+    }
+}
