@@ -67,7 +67,7 @@ pub fn decode_module(bytes: &[u8], message: HloMessage) -> Result<view::HloModul
 }
 
 fn decode_error(name: &'static str) -> impl Fn(prost::DecodeError) -> Error {
-    move |e| Error::Decode { message: name, reason: e.to_string() }
+    move |e| Error::decode(name, e.to_string())
 }
 
 /// What the codec's wire scan found inside one shape-carrying field of a module: unknown fields

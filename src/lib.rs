@@ -352,33 +352,31 @@ pub mod bitcast;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod codec;
+mod dim;
 #[cfg(feature = "draw")]
 pub mod draw;
 pub mod error;
 pub mod hlo;
-pub mod index;
 pub mod layout;
 pub mod limits;
 pub mod make;
-pub mod padding;
-pub mod physical;
+mod memory;
 pub mod primitive;
 pub mod proto;
 #[cfg(feature = "serde")]
 pub mod serde;
 pub mod shape;
-pub mod size;
 #[cfg(feature = "proptest")]
 pub mod strategy;
 pub mod text;
-pub mod tiling;
 pub mod util;
 pub mod validate;
 
 pub use codec::{decode, decode_lenient, encode};
 pub use error::{Error, Result};
 pub use layout::{Layout, LayoutBuf, Tile};
-pub use physical::{PhysicalMap, Slot};
+pub use memory::physical::{PhysicalMap, Slot};
+pub use memory::{index, padding, physical, size, tiling};
 pub use primitive::PrimitiveType;
 pub use shape::{ArrayShape, Dim, ProgramShape, Shape, ShapeBuf, ShapeKind, TupleShape};
 

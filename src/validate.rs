@@ -91,7 +91,7 @@
 use std::collections::BTreeSet;
 
 use crate::MAX_DEPTH;
-use crate::error::{Error, FieldPath, LayoutProblem, Result, StructureProblem};
+use crate::error::{Error, FieldPath, LayoutProblem, Quantity, Result, ShapeCategory, SparseField, StructureProblem};
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
 
@@ -202,13 +202,13 @@ pub fn validate_program_shape(program: &ProgramShapeProto, mode: LayoutMode) -> 
 /// [`validate_program_shape`], handing back the validated result.
 pub(crate) fn validated_result(program: &ProgramShapeProto, mode: LayoutMode) -> Result<&ShapeProto> {
     if program.parameter_names.len() != program.parameters.len() {
-        return Err(Error::MalformedStructure {
-            path: FieldPath::root().field("parameter_names"),
-            problem: StructureProblem::ParameterNameCount {
+        return Err(Error::malformed(
+            FieldPath::root().field("parameter_names"),
+            StructureProblem::ParameterNameCount {
                 parameters: program.parameters.len(),
                 names: program.parameter_names.len(),
             },
-        });
+        ));
     }
     for (i, parameter) in program.parameters.iter().enumerate() {
         validate_at(parameter, mode, Path::Root.index("parameters", i))?;
@@ -247,7 +247,7 @@ pub fn validate_layout_for_shape(layout: &LayoutProto, shape: &ShapeProto) -> Re
     let element_type = PrimitiveType::from_i32(shape.element_type)
         .ok_or_else(|| Error::InvalidElementType { path: FieldPath::root(), value: shape.element_type })?;
     if !element_type.is_array() {
-        return Err(Error::NotAnArray { operation: "a layout", kind: kind_name(element_type) });
+        return Err(Error::NotAnArray { operation: "a layout", kind: ShapeCategory::of(element_type) });
     }
     check_array_structure(shape, element_type, Path::Root)?;
     check_layout(layout, Some((&shape.dimensions, element_type)), Path::Root.field("layout"))
@@ -269,18 +269,8 @@ pub fn validate_layout(layout: &LayoutProto) -> Result<()> {
     check_layout(layout, None, Path::Root)
 }
 
-pub(crate) fn kind_name(element_type: PrimitiveType) -> &'static str {
-    match element_type {
-        PrimitiveType::TUPLE => "a tuple",
-        PrimitiveType::TOKEN => "a token",
-        PrimitiveType::OPAQUE_TYPE => "opaque",
-        PrimitiveType::BUFFER => "a buffer",
-        _ => "an array",
-    }
-}
-
 fn malformed(path: Path<'_>, problem: StructureProblem) -> Error {
-    Error::MalformedStructure { path: path.to_field_path(), problem }
+    Error::malformed(path.to_field_path(), problem)
 }
 
 /// Pass 1: structure, element types, dimensions; pre-order over the whole tree.
@@ -294,9 +284,12 @@ fn check_structure(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<(
         .ok_or_else(|| Error::InvalidElementType { path: path.to_field_path(), value: shape.element_type })?;
     match element_type {
         PrimitiveType::TUPLE => {
-            check_no_dimensions(shape, "tuple", path)?;
+            check_no_dimensions(shape, ShapeCategory::Tuple, path)?;
             if shape.layout.is_some() {
-                return Err(malformed(path.field("layout"), StructureProblem::CannotHaveLayout { kind: "tuple" }));
+                return Err(malformed(
+                    path.field("layout"),
+                    StructureProblem::CannotHaveLayout { kind: ShapeCategory::Tuple },
+                ));
             }
             for (i, element) in shape.tuple_shapes.iter().enumerate() {
                 check_structure(element, path.index("tuple_shapes", i), level.saturating_add(1))?;
@@ -329,7 +322,7 @@ fn check_structure(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<(
             check_array_structure(inner, inner_type, inner_path)
         }
         PrimitiveType::TOKEN | PrimitiveType::OPAQUE_TYPE => {
-            let kind = if element_type == PrimitiveType::TOKEN { "token" } else { "opaque" };
+            let kind = ShapeCategory::of(element_type);
             check_no_dimensions(shape, kind, path)?;
             if !shape.tuple_shapes.is_empty() {
                 return Err(malformed(path.field("tuple_shapes"), StructureProblem::NonTupleHasTupleShapes));
@@ -357,7 +350,7 @@ fn own_array_field(shape: &ShapeProto) -> Option<&'static str> {
 }
 
 /// V-3a, V-5a (DV-1): a tuple, token or opaque shape has no dimensions and no dynamic flags.
-fn check_no_dimensions(shape: &ShapeProto, kind: &'static str, path: Path<'_>) -> Result<()> {
+fn check_no_dimensions(shape: &ShapeProto, kind: ShapeCategory, path: Path<'_>) -> Result<()> {
     match own_array_field(shape) {
         Some(field @ ("dimensions" | "is_dynamic_dimension")) => {
             Err(malformed(path.field(field), StructureProblem::CannotHaveDimensions { kind }))
@@ -396,18 +389,15 @@ fn check_array_structure(shape: &ShapeProto, element_type: PrimitiveType, path: 
         }
     }
     if overflow {
-        return Err(Error::Overflow { path: path.field("dimensions").to_field_path(), what: ELEMENT_COUNT });
+        return Err(Error::Overflow { path: path.field("dimensions").to_field_path(), what: Quantity::ElementCount });
     }
     // Sub-byte types count as one byte here, as in XLA's ValidateShapeSize.
     let width = i64::from(element_type.byte_width().unwrap_or(0));
     match count.checked_mul(width) {
         Some(_) => Ok(()),
-        None => Err(Error::Overflow { path: path.to_field_path(), what: "shape size" }),
+        None => Err(Error::Overflow { path: path.to_field_path(), what: Quantity::ShapeSize }),
     }
 }
-
-/// What overflowed when the element count does not fit (XLA: "Dimensions overflow.").
-const ELEMENT_COUNT: &str = "the element count (dimensions overflow)";
 
 /// Pass 2: the layout of every array node, pre-order.
 fn check_layouts(shape: &ShapeProto, mode: LayoutMode, path: Path<'_>) -> Result<()> {
@@ -428,7 +418,7 @@ fn check_layouts(shape: &ShapeProto, mode: LayoutMode, path: Path<'_>) -> Result
             Some(layout) => check_layout(layout, Some((&shape.dimensions, t)), path.field("layout")),
             None if mode == LayoutMode::Strict => Err(Error::MissingLayout {
                 path: path.to_field_path(),
-                shape: crate::text::shape_to_string(shape, false),
+                shape: crate::text::print::shape_to_string(shape, false).into(),
             }),
             None => Ok(()),
         },
@@ -437,10 +427,10 @@ fn check_layouts(shape: &ShapeProto, mode: LayoutMode, path: Path<'_>) -> Result
 }
 
 fn invalid(path: impl Into<FieldPath>, problem: LayoutProblem) -> Error {
-    Error::InvalidLayout { path: path.into(), problem }
+    Error::invalid_layout(path.into(), problem)
 }
 
-fn sparse(path: impl Into<FieldPath>, field: &'static str, value: i64) -> Error {
+fn sparse(path: impl Into<FieldPath>, field: SparseField, value: i64) -> Error {
     Error::SparseUnsupported { path: path.into(), field, value }
 }
 
@@ -453,13 +443,17 @@ fn check_layout(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, pa
 
     // V-11: the legacy format and sparse element count.
     if layout.format == crate::proto::Format::Sparse as i32 {
-        return Err(sparse(path.field("format"), "format", i64::from(layout.format)));
+        return Err(sparse(path.field("format"), SparseField::Format, i64::from(layout.format)));
     }
     if !(0..=2).contains(&layout.format) {
         return Err(invalid(path.field("format"), LayoutProblem::InvalidFormat { value: layout.format }));
     }
     if layout.max_sparse_elements != 0 {
-        return Err(sparse(path.field("max_sparse_elements"), "max_sparse_elements", layout.max_sparse_elements));
+        return Err(sparse(
+            path.field("max_sparse_elements"),
+            SparseField::MaxSparseElements,
+            layout.max_sparse_elements,
+        ));
     }
     // V-12: 0 means 1, as in HEAD's Layout::FromProto.
     if layout.tail_padding_alignment_in_elements < 0 {
@@ -472,19 +466,19 @@ fn check_layout(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, pa
     if layout.index_primitive_type != 0 {
         return Err(sparse(
             path.field("index_primitive_type"),
-            "index_primitive_type",
+            SparseField::IndexPrimitiveType,
             layout.index_primitive_type.into(),
         ));
     }
     if layout.pointer_primitive_type != 0 {
         return Err(sparse(
             path.field("pointer_primitive_type"),
-            "pointer_primitive_type",
+            SparseField::PointerPrimitiveType,
             layout.pointer_primitive_type.into(),
         ));
     }
     if layout.physical_shape.is_some() {
-        return Err(sparse(path.field("physical_shape"), "physical_shape", 1));
+        return Err(sparse(path.field("physical_shape"), SparseField::PhysicalShape, 1));
     }
     // V-16: tile entries are positive or the combine dimension.
     for (j, tile) in layout.tiles.iter().enumerate() {
@@ -578,15 +572,15 @@ impl SeenDimensions {
 
 /// V-10: the sparse-era per-dimension lists; all-dense lists of the right length are accepted.
 fn check_sparse_lists(layout: &LayoutProto, rank: Option<usize>, path: Path<'_>) -> Result<()> {
-    let lists: [(&'static str, usize); 3] = [
-        ("dim_level_types", layout.dim_level_types.len()),
-        ("dim_unique", layout.dim_unique.len()),
-        ("dim_ordered", layout.dim_ordered.len()),
+    let lists = [
+        (SparseField::DimLevelTypes, layout.dim_level_types.len()),
+        (SparseField::DimUnique, layout.dim_unique.len()),
+        (SparseField::DimOrdered, layout.dim_ordered.len()),
     ];
     if let Some(rank) = rank {
         for (field, len) in lists {
             if len != 0 && len != rank {
-                return Err(invalid(path.field(field), LayoutProblem::ListLength { field, len, rank }));
+                return Err(invalid(path.field(field.name()), LayoutProblem::ListLength { field, len, rank }));
             }
         }
     }
@@ -599,12 +593,13 @@ fn check_sparse_lists(layout: &LayoutProto, rank: Option<usize>, path: Path<'_>)
     }
     for (i, &value) in layout.dim_level_types.iter().enumerate() {
         if value != 0 {
-            return Err(sparse(levels.element(i), "dim_level_types", value.into()));
+            return Err(sparse(levels.element(i), SparseField::DimLevelTypes, value.into()));
         }
     }
-    for (field, flags) in [("dim_unique", &layout.dim_unique), ("dim_ordered", &layout.dim_ordered)] {
+    for (field, flags) in [(SparseField::DimUnique, &layout.dim_unique), (SparseField::DimOrdered, &layout.dim_ordered)]
+    {
         if let Some(i) = flags.iter().position(|&flag| !flag) {
-            return Err(sparse(path.field(field).element(i), field, 0));
+            return Err(sparse(path.field(field.name()).element(i), field, 0));
         }
     }
     Ok(())
@@ -641,7 +636,7 @@ fn check_padding(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, p
     let width = i64::from(element_type.byte_width().unwrap_or(0));
     match count.and_then(|c| c.checked_mul(width)) {
         Some(_) => Ok(()),
-        None => Err(Error::Overflow { path: padded_path.to_field_path(), what: "padded size" }),
+        None => Err(Error::Overflow { path: padded_path.to_field_path(), what: Quantity::PaddedSize }),
     }
 }
 

@@ -56,7 +56,7 @@ fn read_capped(reader: impl Read, what: &str, cap: u64) -> Result<Vec<u8>, Failu
 fn check_size(len: impl TryInto<u64>, cap: u64) -> Result<(), Failure> {
     let len = len.try_into().unwrap_or(u64::MAX);
     if len > cap {
-        return Err(Error::LimitExceeded { limit: "input size", value: len, max: cap }.into());
+        return Err(Error::LimitExceeded { limit: crate::error::Limit::InputSize, value: len, max: cap }.into());
     }
     Ok(())
 }

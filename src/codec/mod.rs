@@ -328,7 +328,7 @@ fn prost_error(message: &'static str, error: &prost::DecodeError) -> Error {
         }
         n => format!("{rest} ({n} fields deep)"),
     };
-    Error::Decode { message, reason }
+    Error::decode(message, reason)
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -367,7 +367,7 @@ pub fn encode<M: XlaMessage>(message: &M) -> Vec<u8> {
 /// [`Error::LimitExceeded`] if `buf` cannot hold the encoding; nothing is written then.
 pub fn encode_to<M: XlaMessage>(message: &M, buf: &mut impl BufMut) -> Result<()> {
     message.encode(buf).map_err(|e| Error::LimitExceeded {
-        limit: "output buffer capacity",
+        limit: crate::error::Limit::OutputBufferCapacity,
         value: u64::try_from(e.required_capacity()).unwrap_or(u64::MAX),
         max: u64::try_from(e.remaining()).unwrap_or(u64::MAX),
     })
@@ -422,15 +422,13 @@ mod tests {
         }
         let prost = ShapeProto::decode(&bytes[..]).unwrap_err();
         assert!(prost.to_string().matches("ShapeProto.tuple_shapes: ").count() >= 100);
-        let Error::Decode { message, reason } = prost_error("ShapeProto", &prost) else { panic!() };
+        let Error::Decode(e) = prost_error("ShapeProto", &prost) else { panic!() };
+        let (message, reason) = (e.message, e.reason);
         assert_eq!(message, "ShapeProto");
         assert!(reason.starts_with("recursion limit reached ("), "{reason}");
         assert!(!reason.contains("tuple_shapes"), "{reason}");
 
         let plain = ShapeProto::decode(&[0x10][..]).unwrap_err();
-        assert_eq!(
-            prost_error("ShapeProto", &plain),
-            Error::Decode { message: "ShapeProto", reason: "invalid varint at element_type".into() }
-        );
+        assert_eq!(prost_error("ShapeProto", &plain), Error::decode("ShapeProto", "invalid varint at element_type"));
     }
 }

@@ -359,16 +359,13 @@ impl Scanner {
 
     #[cold]
     fn malformed(&self, path: Path<'_>, what: &str) -> Error {
-        Error::Decode { message: self.root.name(), reason: format!("{what} at {}", path.to_field_path()) }
+        Error::decode(self.root.name(), format!("{what} at {}", path.to_field_path()))
     }
 
     #[cold]
     fn recursion_limit(&self) -> Error {
         // No path: it would repeat a field name a hundred times.
-        Error::Decode {
-            message: self.root.name(),
-            reason: format!("recursion limit reached: more than {RECURSION_LIMIT} nested messages"),
-        }
+        Error::decode(self.root.name(), format!("recursion limit reached: more than {RECURSION_LIMIT} nested messages"))
     }
 
     #[cold]

@@ -18,7 +18,7 @@ use std::fmt::{self, Write as _};
 use crate::draw::Options;
 use crate::draw::axis::{self, Entry};
 use crate::draw::label::{MAX_LETTERS, element_label, fill_label, join};
-use crate::error::{Error, Result};
+use crate::error::{ArgumentProblem, Error, Result};
 use crate::layout::TileDim;
 use crate::{ArrayShape, PhysicalMap, Slot, padding, tiling};
 
@@ -344,9 +344,7 @@ fn grid_dims(rank: usize, options: &Options) -> Result<(Option<usize>, Option<us
                 }
             }
             if rows == columns {
-                return Err(Error::InvalidArgument(format!(
-                    "the grid needs two different dimensions, but rows and columns are both dimension {rows}"
-                )));
+                return Err(Error::invalid_argument(ArgumentProblem::GridDimensionTwice { dimension: rows.index() }));
             }
             Ok((Some(rows.index()), Some(columns.index())))
         }
@@ -788,9 +786,7 @@ impl Builder<'_> {
 ///
 /// # Errors
 ///
-/// As [`PhysicalMap::new`]; [`Error::DimensionOutOfRange`] or [`Error::InvalidArgument`] for
-/// grid dimensions that are not two different dimensions of the array;
-/// [`Error::LimitExceeded`] for limits outside the ranges [`Options`] documents.
+/// As [`crate::draw::picture`].
 pub fn build(array: ArrayShape<'_>, options: &Options) -> Result<Picture> {
     options.check()?;
     let map = PhysicalMap::new(array)?;

@@ -52,7 +52,7 @@ mod write;
 
 pub use geometry::{ByteBox, Cell, Colour, Elision, Kind, Label, Link, PaddingKind, Picture, Rect, SlotBox};
 
-use crate::error::{Error, Result};
+use crate::error::{ArgumentProblem, Error, Limit, Result, ShapeCategory};
 use crate::{ArrayShape, Dim, Shape};
 
 /// What a picture shows and how much of it.
@@ -93,15 +93,26 @@ pub const MAX_SLOTS: u64 = 4096;
 impl Options {
     /// The ranges the limits must be in: they bound the picture's size, time and memory (the
     /// widest picture of the largest array stays under 64 MB of heap, `tests/adversarial.rs`).
-    const RANGES: [(&'static str, u64, u64); 3] =
-        [("draw max_extent", 2, MAX_EXTENT), ("draw max_slices", 2, MAX_SLICES), ("draw max_slots", 32, MAX_SLOTS)];
+    const RANGES: [(Limit, u64, u64); 3] = [
+        (Limit::DrawMaxExtent, 2, MAX_EXTENT),
+        (Limit::DrawMaxSlices, 2, MAX_SLICES),
+        (Limit::DrawMaxSlots, 32, MAX_SLOTS),
+    ];
 
     /// Checks every limit against its range.
+    ///
+    /// ```
+    /// use xla_shape::{draw::Options, error::{ArgumentProblem, Limit}, Error};
+    /// assert!(Options::default().check().is_ok());
+    /// let err = Options { max_slots: 1, ..Options::default() }.check().unwrap_err();
+    /// assert!(matches!(err, Error::InvalidArgument(p)
+    ///     if *p == ArgumentProblem::BelowMinimum { limit: Limit::DrawMaxSlots, value: 1, min: 32 }));
+    /// ```
     ///
     /// # Errors
     ///
     /// [`Error::LimitExceeded`] naming the first limit above its range, or
-    /// [`Error::OutOfRange`] for one below it.
+    /// [`Error::InvalidArgument`] with [`ArgumentProblem::BelowMinimum`] for one below it.
     pub fn check(&self) -> Result<()> {
         let values = [self.max_extent, self.max_slices, self.max_slots];
         for ((limit, min, max), value) in Self::RANGES.into_iter().zip(values) {
@@ -109,11 +120,7 @@ impl Options {
                 return Err(Error::LimitExceeded { limit, value, max });
             }
             if value < min {
-                return Err(Error::OutOfRange {
-                    what: limit,
-                    value: i64::try_from(value).unwrap_or(i64::MAX),
-                    bound: i64::try_from(min).unwrap_or(i64::MAX),
-                });
+                return Err(Error::invalid_argument(ArgumentProblem::BelowMinimum { limit, value, min }));
             }
         }
         Ok(())
@@ -126,9 +133,11 @@ impl Options {
 ///
 /// * [`Error::UnboundedDimension`] for a `?` dimension, [`Error::Overflow`] for a buffer too
 ///   large to address (as [`PhysicalMap::new`](crate::PhysicalMap::new));
-/// * [`Error::DimensionOutOfRange`] or [`Error::InvalidArgument`] when [`Options::grid`] is not
-///   two different dimensions of the array;
-/// * [`Error::LimitExceeded`] or [`Error::OutOfRange`] for limits outside their ranges.
+/// * [`Error::DimensionOutOfRange`], or [`Error::InvalidArgument`] with
+///   [`ArgumentProblem::GridDimensionTwice`], when [`Options::grid`] is not two different
+///   dimensions of the array;
+/// * [`Error::LimitExceeded`], or [`Error::InvalidArgument`] with
+///   [`ArgumentProblem::BelowMinimum`], for limits outside their ranges.
 pub fn picture(array: ArrayShape<'_>, options: &Options) -> Result<Picture> {
     geometry::build(array, options)
 }
@@ -136,10 +145,10 @@ pub fn picture(array: ArrayShape<'_>, options: &Options) -> Result<Picture> {
 /// The picture of any validated shape that is an array (or a buffer of one).
 ///
 /// ```
-/// use xla_shape::{draw, text, Error};
+/// use xla_shape::{draw, error::ShapeCategory, text, Error};
 /// let tuple = text::parse_shape("(f32[2], s32[])")?;
 /// let err = draw::picture_of_shape(tuple.view(), &draw::Options::default()).unwrap_err();
-/// assert!(matches!(err, Error::NotAnArray { operation: "draw", kind: "a tuple" }));
+/// assert!(matches!(err, Error::NotAnArray { operation: "draw", kind: ShapeCategory::Tuple }));
 /// # Ok::<(), Error>(())
 /// ```
 ///
@@ -149,7 +158,7 @@ pub fn picture(array: ArrayShape<'_>, options: &Options) -> Result<Picture> {
 pub fn picture_of_shape(shape: Shape<'_>, options: &Options) -> Result<Picture> {
     let array = shape
         .array_or_buffer()
-        .ok_or(Error::NotAnArray { operation: "draw", kind: crate::validate::kind_name(shape.element_type()) })?;
+        .ok_or(Error::NotAnArray { operation: "draw", kind: ShapeCategory::of(shape.element_type()) })?;
     picture(array, options)
 }
 

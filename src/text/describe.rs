@@ -5,7 +5,7 @@
 use std::fmt::{self, Write};
 
 use crate::error::Result;
-use crate::layout::{Layout, MinorToMajor};
+use crate::layout::Layout;
 use crate::proto::PaddingValue;
 use crate::shape::{ArrayShape, Dim, Shape, ShapeKind};
 use crate::{size, util};
@@ -244,7 +244,7 @@ fn layout_order(array: ArrayShape<'_>, d: &mut Description) {
     if order.is_empty() {
         text.push_str("(no dimensions)");
     }
-    if let (None, MinorToMajor::Descending(_)) = (array.layout(), order) {
+    if array.layout().is_none() && order.is_default() {
         text.push_str(" (no layout: the default)");
     }
     d.push("layout", text);

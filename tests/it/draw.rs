@@ -11,6 +11,7 @@ use proptest::prelude::*;
 use resvg::{tiny_skia, usvg};
 use xla_shape::draw::geometry::{HATCH, PAD};
 use xla_shape::draw::{self, Colour, Kind, Options, PaddingKind, Picture, Rect};
+use xla_shape::error::{ArgumentProblem, Limit, ShapeCategory};
 use xla_shape::proto::ShapeProto;
 use xla_shape::strategy::{ShapeConfig, array_shape};
 use xla_shape::{ArrayShape, Dim, Error, PhysicalMap, ShapeBuf, Slot, text};
@@ -360,14 +361,17 @@ fn options_choose_the_grid_and_bound_the_picture() {
         draw::picture(a, &Options { grid: Some((Dim(0), Dim(3))), ..Options::default() }),
         Err(Error::DimensionOutOfRange { dimension: 3, rank: 3 })
     ));
-    assert!(draw::picture(a, &Options { grid: Some((Dim(1), Dim(1))), ..Options::default() }).is_err());
+    assert!(matches!(
+        draw::picture(a, &Options { grid: Some((Dim(1), Dim(1))), ..Options::default() }),
+        Err(Error::InvalidArgument(p)) if *p == ArgumentProblem::GridDimensionTwice { dimension: 1 }
+    ));
     assert!(matches!(
         draw::picture(a, &Options { max_extent: 1000, ..Options::default() }),
-        Err(Error::LimitExceeded { limit: "draw max_extent", value: 1000, max: 48 })
+        Err(Error::LimitExceeded { limit: Limit::DrawMaxExtent, value: 1000, max: 48 })
     ));
     assert!(matches!(
         draw::picture(a, &Options { max_slots: 1, ..Options::default() }),
-        Err(Error::OutOfRange { what: "draw max_slots", value: 1, bound: 32 })
+        Err(Error::InvalidArgument(p)) if *p == ArgumentProblem::BelowMinimum { limit: Limit::DrawMaxSlots, value: 1, min: 32 }
     ));
     let small = draw::picture(a, &Options { max_extent: 2, max_slices: 2, ..Options::default() }).unwrap();
     assert!(small.cells.len() <= 2 * 2 * 2, "{}", small.cells.len());
@@ -375,7 +379,7 @@ fn options_choose_the_grid_and_bound_the_picture() {
     let tuple = text::parse_shape("(f32[2], token[])").unwrap();
     assert!(matches!(
         draw::picture_of_shape(tuple.view(), &Options::default()),
-        Err(Error::NotAnArray { operation: "draw", kind: "a tuple" })
+        Err(Error::NotAnArray { operation: "draw", kind: ShapeCategory::Tuple })
     ));
     let unbounded = text::parse_shape("f32[?,3]").unwrap();
     assert!(matches!(draw::picture(array(&unbounded), &Options::default()), Err(Error::UnboundedDimension { .. })));

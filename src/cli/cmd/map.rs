@@ -105,10 +105,10 @@ fn grid(array: ArrayShape<'_>, map: &PhysicalMap, compact: bool) -> Result<Drawi
     let mut cells = Vec::new();
     let mut element_slots = Vec::new();
     let mut position = vec![0i64; rank];
-    let total = extents
-        .iter()
-        .try_fold(1i64, |n, &e| n.checked_mul(e))
-        .ok_or(Error::Overflow { path: crate::error::FieldPath::root(), what: "padded extents" })?;
+    let total = extents.iter().try_fold(1i64, |n, &e| n.checked_mul(e)).ok_or(Error::Overflow {
+        path: crate::error::FieldPath::root(),
+        what: crate::error::Quantity::PaddedExtents,
+    })?;
     for _ in 0..total.max(1) {
         if position.iter().zip(dims).all(|(&p, &d)| p < d) {
             let slot = map.slot(&position)?;
@@ -161,7 +161,9 @@ fn reply(loaded: LoadedShape, args: &MapArgs, compact: bool) -> Result<Reply, Fa
     let map = PhysicalMap::new(array)?;
     let slots = map.storage_slots();
     if slots > MAX_MAP_SLOTS {
-        return Err(Error::LimitExceeded { limit: "map slots", value: slots, max: MAX_MAP_SLOTS }.into());
+        return Err(
+            Error::LimitExceeded { limit: crate::error::Limit::MapSlots, value: slots, max: MAX_MAP_SLOTS }.into()
+        );
     }
     let elements = crate::size::elements_in(array)?;
     let letters = match args.labels {
