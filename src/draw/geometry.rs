@@ -144,6 +144,8 @@ pub struct Cell {
     pub rect: Rect,
     /// Its index (over the legacy padded extents for a padding cell).
     pub index: Box<[i64]>,
+    /// The slot of its element (`None` for legacy padding).
+    pub slot: Option<Slot>,
     /// An element or legacy padding.
     pub kind: Kind,
 }
@@ -623,15 +625,15 @@ impl Builder<'_> {
                 Entry::At(c) => {
                     let index = grid.index(slice, r, *c);
                     let rect = Rect { x, y, width: self.cell, height: CELL_HEIGHT };
-                    let kind = if index.iter().zip(self.array.dimensions()).all(|(&i, &d)| i < d) {
+                    let (kind, slot) = if index.iter().zip(self.array.dimensions()).all(|(&i, &d)| i < d) {
                         let slot = self.map.slot(&index)?;
                         self.labels.inside(self.label(&index), &rect);
-                        Kind::Element(self.colour(slot))
+                        (Kind::Element(self.colour(slot)), Some(slot))
                     } else {
                         self.labels.inside(self.fill.clone(), &rect);
-                        Kind::Padding(PaddingKind::Legacy)
+                        (Kind::Padding(PaddingKind::Legacy), None)
                     };
-                    self.cells.push(Cell { rect, index: index.into(), kind });
+                    self.cells.push(Cell { rect, index: index.into(), slot, kind });
                     x += self.cell;
                 }
             }
@@ -808,8 +810,12 @@ pub fn build(array: ArrayShape<'_>, options: &Options) -> Result<Picture> {
         elisions: Vec::new(),
     };
     // One width for every cell and slot: the widest label among the cells shown (the slots
-    // show the same elements, or padding), within MIN_CELL..=MAX_CELL.
-    let widest = grid.shown().map(|i| needed(&b.label(&i))).chain([needed(&b.fill)]).fold(MIN_CELL, f64::max);
+    // show the same elements, or legacy padding's fill), within MIN_CELL..=MAX_CELL.
+    let widest = grid
+        .shown()
+        .map(|i| needed(&b.label(&i)))
+        .chain(padding::is_padded(array).then(|| needed(&b.fill)))
+        .fold(MIN_CELL, f64::max);
     b.cell = widest.ceil().min(MAX_CELL);
     let top = b.header(&grid);
     let bottom = b.logical(&grid, top)?;

@@ -5,7 +5,8 @@
 use svg::Document;
 use svg::node::element::{Definitions, Group, Line, Marker, Path, Pattern, Rectangle, Text, Title};
 
-use crate::draw::geometry::{ACCENT, BACKGROUND, Colour, HATCH, Kind, PAD, Picture, Rect};
+use crate::draw::geometry::{ACCENT, BACKGROUND, Colour, HATCH, Kind, PAD, PaddingKind, Picture, Rect};
+use crate::draw::label::join;
 
 /// The id of the hatching pattern and of the arrowhead marker.
 const HATCH_ID: &str = "padding";
@@ -17,12 +18,22 @@ fn rectangle(rect: &Rect) -> Rectangle {
     Rectangle::new().set("x", rect.x).set("y", rect.y).set("width", rect.width).set("height", rect.height)
 }
 
-fn filled(rect: &Rect, kind: Kind) -> Rectangle {
+/// A cell or slot, with a tooltip saying what it holds (a browser shows it on hover).
+fn filled(rect: &Rect, kind: Kind, tooltip: String) -> Rectangle {
     let fill = match kind {
         Kind::Element(colour) => colour.to_string(),
         Kind::Padding(_) => format!("url(#{HATCH_ID})"),
     };
-    rectangle(rect).set("fill", fill).set("stroke", OUTLINE.to_string()).set("stroke-width", 1)
+    rectangle(rect).set("fill", fill).set("stroke", OUTLINE.to_string()).set("stroke-width", 1).add(Title::new(tooltip))
+}
+
+/// What a padding slot or cell is, for its tooltip.
+fn padding_name(kind: PaddingKind) -> &'static str {
+    match kind {
+        PaddingKind::Legacy => "legacy padding",
+        PaddingKind::Tile => "tile padding",
+        PaddingKind::Tail => "tail padding",
+    }
 }
 
 fn definitions() -> Definitions {
@@ -79,10 +90,20 @@ impl Picture {
             );
         let mut shapes = Group::new().set("class", "cells");
         for cell in &self.cells {
-            shapes = shapes.add(filled(&cell.rect, cell.kind));
+            let tooltip = match (cell.slot, cell.kind) {
+                (Some(slot), _) => format!("({}) in slot {slot}", join(&cell.index)),
+                (None, Kind::Padding(kind)) => format!("({}): {}", join(&cell.index), padding_name(kind)),
+                (None, Kind::Element(_)) => format!("({})", join(&cell.index)),
+            };
+            shapes = shapes.add(filled(&cell.rect, cell.kind, tooltip));
         }
         for slot in &self.slots {
-            shapes = shapes.add(filled(&slot.rect, slot.kind));
+            let tooltip = match (&slot.element, slot.kind) {
+                (Some(index), _) => format!("slot {}: ({})", slot.slot, join(index)),
+                (None, Kind::Padding(kind)) => format!("slot {}: {}", slot.slot, padding_name(kind)),
+                (None, Kind::Element(_)) => format!("slot {}", slot.slot),
+            };
+            shapes = shapes.add(filled(&slot.rect, slot.kind, tooltip));
         }
         for elision in &self.elisions {
             shapes = shapes.add(rectangle(&elision.rect).set("fill", "none").set("stroke", "none"));
