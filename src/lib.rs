@@ -352,6 +352,7 @@ pub mod bitcast;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod codec;
+mod depth;
 mod dim;
 #[cfg(feature = "draw")]
 pub mod draw;

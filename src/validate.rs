@@ -90,7 +90,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::MAX_DEPTH;
+use crate::depth::Depth;
 use crate::error::{Error, FieldPath, LayoutProblem, Quantity, Result, ShapeCategory, SparseField, StructureProblem};
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
@@ -157,7 +157,7 @@ pub fn validate_shape(shape: &ShapeProto, mode: LayoutMode) -> Result<()> {
 }
 
 pub(crate) fn validate_at(shape: &ShapeProto, mode: LayoutMode, path: Path<'_>) -> Result<()> {
-    check_structure(shape, path, 1)?;
+    check_structure(shape, path, Depth::ROOT)?;
     check_layouts(shape, mode, path)
 }
 
@@ -171,7 +171,7 @@ pub(crate) fn validate_elements(
     select: impl Fn(&ShapeProto) -> bool,
 ) -> Result<()> {
     for (i, element) in elements.iter().enumerate().filter(|(_, e)| select(e)) {
-        check_structure(element, path.index("tuple_shapes", i), 2)?;
+        check_structure(element, path.index("tuple_shapes", i), Depth::ROOT.enter())?;
     }
     for (i, element) in elements.iter().enumerate().filter(|(_, e)| select(e)) {
         check_layouts(element, mode, path.index("tuple_shapes", i))?;
@@ -274,12 +274,10 @@ fn malformed(path: Path<'_>, problem: StructureProblem) -> Error {
 }
 
 /// Pass 1: structure, element types, dimensions; pre-order over the whole tree.
-fn check_structure(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<()> {
+fn check_structure(shape: &ShapeProto, path: Path<'_>, depth: Depth) -> Result<()> {
     // V-1: a node beyond the limit fails before its children are looked at, so hostile nesting
     // cannot exhaust the stack.
-    if level > MAX_DEPTH {
-        return Err(Error::TooDeep { path: path.to_field_path(), limit: MAX_DEPTH });
-    }
+    depth.check(|| path.to_field_path())?;
     let element_type = PrimitiveType::from_i32(shape.element_type)
         .ok_or_else(|| Error::InvalidElementType { path: path.to_field_path(), value: shape.element_type })?;
     match element_type {
@@ -292,7 +290,7 @@ fn check_structure(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<(
                 ));
             }
             for (i, element) in shape.tuple_shapes.iter().enumerate() {
-                check_structure(element, path.index("tuple_shapes", i), level.saturating_add(1))?;
+                check_structure(element, path.index("tuple_shapes", i), depth.enter())?;
             }
             Ok(())
         }
@@ -316,9 +314,7 @@ fn check_structure(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<(
                 ));
             };
             // The wrapped array is one level below the buffer.
-            if level.saturating_add(1) > MAX_DEPTH {
-                return Err(Error::TooDeep { path: inner_path.to_field_path(), limit: MAX_DEPTH });
-            }
+            depth.enter().check(|| inner_path.to_field_path())?;
             check_array_structure(inner, inner_type, inner_path)
         }
         PrimitiveType::TOKEN | PrimitiveType::OPAQUE_TYPE => {

@@ -168,7 +168,8 @@ pub fn picture_of_shape(shape: Shape<'_>, options: &Options) -> Result<Picture> 
 /// use xla_shape::{draw, text};
 /// let shape = text::parse_shape("s4[8]{0:E(4)}")?;
 /// let svg = draw::svg(shape.as_array().expect("an array"), &draw::Options::default())?;
-/// assert!(svg.contains("byte 3"));
+/// assert!(svg.contains("4-bit slots packed into bytes, low bits first"));
+/// assert!(svg.contains("<title>slot 7: (7)</title>"));
 /// # Ok::<(), xla_shape::Error>(())
 /// ```
 ///

@@ -198,19 +198,9 @@ fn element_type(array: ArrayShape<'_>, d: &mut Description) {
     d.push("element type", format!("{t}, {bits} bit{}", plural(bits as usize)));
 }
 
-/// The seed documents' dimension letters; other ranks have none.
-fn dimension_letters(rank: usize) -> &'static [&'static str] {
-    match rank {
-        2 => &["y", "x"],
-        3 => &["z", "y", "x"],
-        4 => &["p", "z", "y", "x"],
-        _ => &[],
-    }
-}
-
 /// `1 (x)`: a dimension number with its letter, if the rank has letters.
 fn dimension_name(dim: Dim, rank: usize) -> String {
-    match dimension_letters(rank).get(dim.index()) {
+    match i64::try_from(dim.index()).ok().and_then(|d| crate::util::dimension_letter(rank, d)) {
         Some(letter) => format!("{dim} ({letter})"),
         None => dim.to_string(),
     }
@@ -313,11 +303,12 @@ mod tests {
     #[test]
     fn letters_follow_the_seeds() {
         // vectors.md S4.
-        assert_eq!(dimension_letters(1), [] as [&str; 0]);
-        assert_eq!(dimension_letters(2), ["y", "x"]);
-        assert_eq!(dimension_letters(3), ["z", "y", "x"]);
-        assert_eq!(dimension_letters(4), ["p", "z", "y", "x"]);
-        assert_eq!(dimension_letters(5), [] as [&str; 0]);
+        let names = |rank: usize| (0..rank).map(|d| dimension_name(Dim(d), rank)).collect::<Vec<_>>();
+        assert_eq!(names(1), ["0"]);
+        assert_eq!(names(2), ["0 (y)", "1 (x)"]);
+        assert_eq!(names(3), ["0 (z)", "1 (y)", "2 (x)"]);
+        assert_eq!(names(4), ["0 (p)", "1 (z)", "2 (y)", "3 (x)"]);
+        assert_eq!(names(5), ["0", "1", "2", "3", "4"]);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! `T(-2)`, `token[1]`, a layout on a token), it returns an error. Recursion is bounded by
 //! [`MAX_DEPTH`], so no input can exhaust the stack, and the work is linear in the input.
 
-use crate::MAX_DEPTH;
+use crate::depth::Depth;
 use crate::error::{Error, FieldPath, LayoutProblem, ParseError, Result, ShapeCategory, SparseField};
 use crate::layout::LayoutBuf;
 use crate::primitive::PrimitiveType;
@@ -70,7 +70,7 @@ impl ParseOptions {
     /// # Errors
     ///
     /// [`Error::Parse`] for text outside the grammar or that XLA's parser rejects (or aborts
-    /// on); [`Error::TooDeep`] beyond [`MAX_DEPTH`] levels; [`Error::SparseUnsupported`] for
+    /// on); [`Error::TooDeep`] beyond [`MAX_DEPTH`](crate::MAX_DEPTH) levels; [`Error::SparseUnsupported`] for
     /// non-dense `D(...)` entries and a `P(...)` in a shape; [`Error::InvalidLayout`] for a `D`
     /// list of the wrong length; the validation errors of a tuple (always) and of the whole
     /// shape (when validating).
@@ -363,9 +363,7 @@ impl<'a> Parser<'a> {
 
     /// `shape` at nesting `level` (the root is 1).
     fn shape(&mut self, level: usize) -> Result<ShapeProto> {
-        if level > MAX_DEPTH {
-            return Err(Error::TooDeep { path: self.path(), limit: MAX_DEPTH });
-        }
+        Depth::at(level).check(|| self.path())?;
         if self.is_ident("b") && self.peek() == Kind::LParen {
             self.bump();
             self.bump();

@@ -3,8 +3,8 @@
 //! spaces, the untiled check, and copying or comparing the layouts of two shapes.
 
 use super::equality::LayoutEqual;
-use super::{End, all_leaves, any_leaf, finish, map_arrays, to_i64, to_usize, too_deep, wrap};
-use crate::MAX_DEPTH;
+use super::{End, all_leaves, any_leaf, finish, map_arrays, to_i64, to_usize, wrap};
+use crate::depth::Depth;
 use crate::error::{ArgumentProblem, CopyMismatch, Quantity, ShapeCategory};
 use crate::error::{Error, FieldPath, LayoutProblem, Result};
 use crate::layout::{Layout, LayoutBuf, MinorToMajor, Tile};
@@ -380,24 +380,21 @@ fn array_with_layout(array: ArrayShape<'_>, layout: Layout<'_>) -> Result<ShapeP
 /// land on a token or opaque shape; then the layout errors of validation.
 #[doc(alias = "CopyLayoutBetweenShapes")]
 pub fn copy_layout_between_shapes(src: Shape<'_>, dst: Shape<'_>) -> Result<ShapeBuf> {
-    finish(copy_at(src, dst, 1)?)
+    finish(copy_at(src, dst, Depth::ROOT)?)
 }
 
 fn cannot_copy(mismatch: CopyMismatch) -> Error {
     Error::invalid_argument(ArgumentProblem::CannotCopyLayout { mismatch })
 }
 
-fn copy_at(src: Shape<'_>, dst: Shape<'_>, level: usize) -> Result<ShapeProto> {
-    if level > MAX_DEPTH {
-        return Err(too_deep());
-    }
+fn copy_at(src: Shape<'_>, dst: Shape<'_>, depth: Depth) -> Result<ShapeProto> {
+    depth.check(FieldPath::root)?;
     match (src.as_tuple(), dst.as_tuple()) {
         (Some(s), Some(d)) => {
             if s.len() != d.len() {
                 return Err(cannot_copy(CopyMismatch::TupleElementCount));
             }
-            let elements =
-                s.iter().zip(d.iter()).map(|(s, d)| copy_at(s, d, level.saturating_add(1))).collect::<Result<_>>()?;
+            let elements = s.iter().zip(d.iter()).map(|(s, d)| copy_at(s, d, depth.enter())).collect::<Result<_>>()?;
             Ok(wrap(PrimitiveType::TUPLE, elements))
         }
         (None, None) => copy_leaf(src, dst),
@@ -439,16 +436,16 @@ fn copy_leaf(src: Shape<'_>, dst: Shape<'_>) -> Result<ShapeProto> {
 /// ```
 #[doc(alias = "LayoutsInShapesEqual")]
 pub fn layouts_in_shapes_equal(lhs: Shape<'_>, rhs: Shape<'_>) -> bool {
-    layouts_equal_at(lhs, rhs, 1)
+    layouts_equal_at(lhs, rhs, Depth::ROOT)
 }
 
-fn layouts_equal_at(lhs: Shape<'_>, rhs: Shape<'_>, level: usize) -> bool {
-    if level > MAX_DEPTH {
+fn layouts_equal_at(lhs: Shape<'_>, rhs: Shape<'_>, depth: Depth) -> bool {
+    if depth.exceeded() {
         return false;
     }
     if let Some(l) = lhs.as_tuple() {
         return rhs.as_tuple().is_some_and(|r| {
-            l.len() == r.len() && l.iter().zip(r.iter()).all(|(l, r)| layouts_equal_at(l, r, level.saturating_add(1)))
+            l.len() == r.len() && l.iter().zip(r.iter()).all(|(l, r)| layouts_equal_at(l, r, depth.enter()))
         });
     }
     let Some(l) = lhs.array_or_buffer() else { return true };

@@ -11,6 +11,8 @@ mod common;
 mod cli;
 #[cfg(feature = "cli")]
 mod cli_draw;
+#[cfg(feature = "cli")]
+mod cli_lost;
 mod codec;
 #[cfg(feature = "draw")]
 mod draw;
@@ -26,6 +28,7 @@ mod serde;
 mod size;
 mod strategy_smoke;
 mod text;
+mod text_lost;
 mod tiling;
 mod util;
 mod validation;
