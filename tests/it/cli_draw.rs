@@ -82,6 +82,7 @@ fn bad_input_is_a_typed_error() {
         (vec!["draw", "f32[2,3]", "--grid", "0,5"], "dimension 5 is out of range for a shape of rank 2"),
         (vec!["draw", "f32[2,3]", "--max-extent", "100000"], "draw max_extent limit exceeded"),
         (vec!["draw", "--hex", "zz"], "invalid hex"),
+        (vec!["draw", "f32[2]", "-o", "/nonexistent-dir/x.svg"], "cannot write /nonexistent-dir/x.svg"),
     ] {
         let r = run(&args);
         assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
