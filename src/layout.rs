@@ -348,3 +348,34 @@ impl TryFrom<LayoutProto> for LayoutBuf {
         Self::try_from_proto(proto)
     }
 }
+
+impl<'a> TryFrom<&'a LayoutProto> for Layout<'a> {
+    type Error = Error;
+
+    fn try_from(proto: &'a LayoutProto) -> Result<Self> {
+        Self::try_new(proto)
+    }
+}
+
+/// The validated proto, by value (as [`LayoutBuf::into_proto`]).
+///
+/// ```
+/// use xla_shape::{proto::LayoutProto, LayoutBuf};
+/// let layout: LayoutBuf = "{0,1:T(2,2)}".parse()?;
+/// let proto: &LayoutProto = layout.as_ref();
+/// assert_eq!(proto.minor_to_major, [0, 1]);
+/// let back = LayoutBuf::try_from(LayoutProto::from(layout.clone()))?;
+/// assert_eq!(back, layout);
+/// # Ok::<(), xla_shape::Error>(())
+/// ```
+impl From<LayoutBuf> for LayoutProto {
+    fn from(layout: LayoutBuf) -> Self {
+        layout.proto
+    }
+}
+
+impl AsRef<LayoutProto> for LayoutBuf {
+    fn as_ref(&self) -> &LayoutProto {
+        &self.proto
+    }
+}

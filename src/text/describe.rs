@@ -272,7 +272,7 @@ fn element_size(array: ArrayShape<'_>, layout: Option<Layout<'_>>, d: &mut Descr
 
 fn memory_space(layout: Option<Layout<'_>>, d: &mut Description) {
     let space = layout.map_or(0, |l| l.memory_space());
-    // The conventions of XLA's docs/shapes.md.
+    // The conventions of XLA's "Shapes and layout" document (https://openxla.org/xla/shapes).
     let meaning = match space {
         0 => "device memory",
         1 => "VMEM on TPU",

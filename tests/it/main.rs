@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod architecture;
 #[cfg(feature = "cli")]
 mod cli;
 #[cfg(feature = "cli")]
