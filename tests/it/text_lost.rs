@@ -7,7 +7,7 @@ use xla_shape::text::{self, Dropped};
 use xla_shape::{Layout, ProgramShape, Shape};
 
 /// A valid `f32[2,3]{1,0}` layout with exactly one dropped field set.
-fn layout_with(dropped: Dropped) -> LayoutProto {
+pub(crate) fn layout_with(dropped: Dropped) -> LayoutProto {
     let mut layout =
         LayoutProto { minor_to_major: vec![1, 0], tail_padding_alignment_in_elements: 1, ..LayoutProto::default() };
     match dropped {
@@ -19,7 +19,7 @@ fn layout_with(dropped: Dropped) -> LayoutProto {
     layout
 }
 
-fn array_with(dropped: Dropped) -> ShapeProto {
+pub(crate) fn array_with(dropped: Dropped) -> ShapeProto {
     ShapeProto {
         element_type: 11,
         dimensions: vec![2, 3],
@@ -37,7 +37,8 @@ fn buffer_of(array: ShapeProto) -> ShapeProto {
     ShapeProto { element_type: 34, tuple_shapes: vec![array], ..ShapeProto::default() }
 }
 
-const FIELDS: [Dropped; 3] = [Dropped::PaddedDimensions, Dropped::PaddingValue, Dropped::NegativeMetadataPrefix];
+pub(crate) const FIELDS: [Dropped; 3] =
+    [Dropped::PaddedDimensions, Dropped::PaddingValue, Dropped::NegativeMetadataPrefix];
 
 fn paths(lost: &[text::LostField]) -> Vec<String> {
     lost.iter().map(ToString::to_string).collect()
