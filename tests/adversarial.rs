@@ -91,6 +91,8 @@ fn cases() -> Vec<Trial> {
         hlo_walk_of_a_shape_at_its_cap_and_past_it,
         #[cfg(feature = "cli")]
         the_cli_lists_16_mib_of_empty_instructions_in_bounded_memory,
+        #[cfg(feature = "draw")]
+        pictures_of_huge_arrays_are_bounded,
     ]
 }
 
@@ -804,4 +806,31 @@ fn the_cli_lists_16_mib_of_empty_instructions_in_bounded_memory() {
                 .ends_with("summary: 0 shapes (), 0 invalid, 0 unknown fields, 0 non-canonical encodings\n")
         );
     });
+}
+
+/// A picture costs what it shows, not what the array holds: the largest arrays, at the largest
+/// limits the options accept, stay under the cap (geometry and SVG).
+#[cfg(feature = "draw")]
+fn pictures_of_huge_arrays_are_bounded() {
+    use xla_shape::draw::{self, Options};
+    let huge = [
+        "u8[1000000,1000000,1000000]{2,1,0}",
+        "s4[4611686018427387903]{0:E(4)}",
+        "bf16[100000,100000,1000]{2,1,0:T(8,128)(2,1)}",
+        "f32[3,1000,1000,1000]{0,1,2,3:T(*,8,128)}",
+    ];
+    let shapes: Vec<_> = huge.iter().map(|s| text::parse_shape(s).unwrap()).collect();
+    let widest =
+        Options { grid: None, max_extent: draw::MAX_EXTENT, max_slices: draw::MAX_SLICES, max_slots: draw::MAX_SLOTS };
+    for (text, shape) in huge.iter().zip(&shapes) {
+        guarded(text, || {
+            let array = shape.as_array().unwrap();
+            for options in [Options::default(), widest] {
+                let picture = draw::picture(array, &options).unwrap();
+                assert!(!picture.elisions.is_empty(), "{text}");
+                let svg = picture.to_svg();
+                assert!(svg.len() < 32 << 20, "{text}: {} bytes", svg.len());
+            }
+        });
+    }
 }

@@ -31,6 +31,8 @@ pub enum Command {
     Info(ShapeOnlyArgs),
     /// Draw the physical memory of a small array (at most 4096 slots).
     Map(MapArgs),
+    /// Draw an array's logical grid and memory strip as an SVG picture (large arrays summarized).
+    Draw(DrawArgs),
     /// List and validate every shape in a serialized `HloModuleProto` (or `HloProto`, `HloSnapshot`).
     Hlo(HloArgs),
 }
@@ -158,6 +160,35 @@ pub struct MapArgs {
     /// How a memory slot names its element.
     #[arg(long, value_enum, default_value_t = Labels::Auto)]
     pub labels: Labels,
+}
+
+#[derive(Debug, Args)]
+pub struct DrawArgs {
+    #[command(flatten)]
+    pub source: ShapeSourceArgs,
+    /// Print a JSON summary (size, cells, slots, padding slots, output file) instead of the SVG
+    /// when no -o is given, besides writing the file when it is.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the SVG to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE.svg")]
+    pub output: Option<PathBuf>,
+    /// The dimensions forming the rows and columns of the grid, as ROWS,COLUMNS (default: the
+    /// last two).
+    #[arg(long, value_name = "ROWS,COLUMNS")]
+    pub grid: Option<String>,
+    /// The most positions shown along a grid axis (2–48); longer axes are elided.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub max_extent: u64,
+    /// The most slices of higher dimensions shown (2–8).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub max_slices: u64,
+    /// About the most memory slots shown (32–4096).
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub max_slots: u64,
+    /// The XLA shape string (unless --hex or --file gives the shape).
+    #[arg(value_name = "SHAPE")]
+    pub shape: Option<String>,
 }
 
 /// Which HLO message the bytes hold.

@@ -87,6 +87,7 @@ where
         Command::Index(args) => cmd::offset::run_index(args, &mut io),
         Command::Info(args) => cmd::info::run(args, &mut io),
         Command::Map(args) => cmd::map::run(args, &mut io),
+        Command::Draw(args) => cmd::draw::run(args, &mut io),
         Command::Hlo(args) => cmd::hlo::run(args, &mut io),
     };
     match result {

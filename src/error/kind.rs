@@ -200,6 +200,12 @@ pub enum Limit {
     OutputBufferCapacity,
     /// One shape inside serialized HLO (`hlo::MAX_SHAPE_BYTES`).
     HloShapeSize,
+    /// The positions a picture shows along a grid axis (`draw::Options::max_extent`).
+    DrawMaxExtent,
+    /// The slices a picture shows (`draw::Options::max_slices`).
+    DrawMaxSlices,
+    /// The slots a picture's memory strip shows (`draw::Options::max_slots`).
+    DrawMaxSlots,
 }
 
 impl fmt::Display for Limit {
@@ -209,6 +215,9 @@ impl fmt::Display for Limit {
             Self::MapSlots => "map slots",
             Self::OutputBufferCapacity => "output buffer capacity",
             Self::HloShapeSize => "shape size in an HLO module",
+            Self::DrawMaxExtent => "draw max_extent",
+            Self::DrawMaxSlices => "draw max_slices",
+            Self::DrawMaxSlots => "draw max_slots",
         })
     }
 }

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::kind::{ShapeCategory, SparseField};
+use super::kind::{Limit, ShapeCategory, SparseField};
 
 /// Why a shape's structure is malformed (the [`Error::MalformedStructure`](crate::Error::MalformedStructure) class).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -407,6 +407,20 @@ pub enum ArgumentProblem {
         /// The pointer size.
         pointer_size: i64,
     },
+    /// A picture's grid given the same dimension for its rows and its columns.
+    GridDimensionTwice {
+        /// The dimension.
+        dimension: usize,
+    },
+    /// A limit option below the smallest value it accepts.
+    BelowMinimum {
+        /// The limit.
+        limit: Limit,
+        /// The value given.
+        value: u64,
+        /// The smallest value accepted.
+        min: u64,
+    },
     /// A raw `padding_value` that is no `PaddingValue`.
     UnknownPaddingValue {
         /// The raw value.
@@ -480,6 +494,11 @@ impl fmt::Display for ArgumentProblem {
             Self::PointerSize { pointer_size } => {
                 write!(f, "pointer_size must be positive, found {pointer_size}")
             }
+            Self::GridDimensionTwice { dimension } => write!(
+                f,
+                "the grid needs two different dimensions, but rows and columns are both dimension {dimension}"
+            ),
+            Self::BelowMinimum { limit, value, min } => write!(f, "{limit} {value} is below the minimum {min}"),
             Self::UnknownPaddingValue { value } => write!(f, "padding_value {value} has no known meaning"),
             Self::NoFillValue { element_type } => {
                 write!(f, "padding has no fill value for element type {element_type}")

@@ -11,12 +11,16 @@ mod architecture;
 #[cfg(feature = "cli")]
 mod cli;
 #[cfg(feature = "cli")]
+mod cli_draw;
+#[cfg(feature = "cli")]
 mod cli_flags;
 #[cfg(feature = "cli")]
 mod cli_hlo;
 #[cfg(feature = "cli")]
 mod cli_lost;
 mod codec;
+#[cfg(feature = "draw")]
+mod draw;
 mod equality;
 mod fuzz_corpus;
 mod hlo;

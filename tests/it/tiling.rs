@@ -327,7 +327,7 @@ fn expand(shape: &[usize], index: &[usize], tile: &[i64]) -> (Vec<usize>, Vec<us
 }
 
 /// The buffer, slot by slot: which logical index each slot holds.
-fn materialize(shape: ArrayShape<'_>) -> Vec<Option<Vec<i64>>> {
+pub(crate) fn materialize(shape: ArrayShape<'_>) -> Vec<Option<Vec<i64>>> {
     let p = shape.proto();
     let layout = p.layout.as_ref().unwrap();
     let dims: Vec<usize> = p.dimensions.iter().map(|&d| usize::try_from(d).unwrap()).collect();

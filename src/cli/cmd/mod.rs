@@ -2,6 +2,7 @@
 //! calls and hands it to [`crate::cli::output::emit`] or [`crate::cli::output::each_line`].
 
 pub mod decode;
+pub mod draw;
 pub mod encode;
 pub mod hlo;
 pub mod info;

@@ -35,9 +35,7 @@ fn parse_slot(text: &str) -> Result<Slot, Failure> {
         .map_err(|e| Failure::invalid(format!("invalid slot `{}`: {e}", output::shorten(text))))
 }
 
-pub fn join(index: &[i64]) -> String {
-    index.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
-}
+pub use crate::draw::label::join;
 
 /// The shape and, unless `--lines` reads them from stdin, the one index or slot.
 fn operands(args: &LocateArgs) -> Result<(LoadedShape, Option<&str>), Failure> {
