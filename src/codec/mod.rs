@@ -40,6 +40,7 @@
 //! `is_dynamic_dimension` stays that way. [`to_xla_form`] converts to the form XLA writes, on
 //! request.
 
+mod canonical;
 mod form;
 mod target;
 mod wire;
@@ -74,17 +75,28 @@ mod sealed {
 
         fn target(&mut self) -> super::target::Target<'_>;
 
+        /// The message, if `bytes` are its canonical encoding (the fast path of decoding).
+        fn decode_canonical(bytes: &[u8]) -> Option<Self>
+        where
+            Self: Sized;
+
         fn convert_to_xla_form(&mut self) -> crate::Result<()>;
     }
 }
 
 macro_rules! xla_message {
-    ($message:ty, $kind:ident, $target:ident, $convert:path) => {
+    ($message:ty, $kind:ident, $target:ident, $canonical:expr, $convert:path) => {
         impl sealed::Sealed for $message {
             const KIND: wire::MessageKind = wire::MessageKind::$kind;
 
             fn target(&mut self) -> target::Target<'_> {
                 target::Target::$target(self)
+            }
+
+            fn decode_canonical(bytes: &[u8]) -> Option<Self> {
+                let mut message = Self::default();
+                $canonical(&mut message, bytes)?;
+                Some(message)
             }
 
             fn convert_to_xla_form(&mut self) -> Result<()> {
@@ -98,9 +110,9 @@ macro_rules! xla_message {
     };
 }
 
-xla_message!(ShapeProto, Shape, Shape, form::shape);
-xla_message!(LayoutProto, Layout, Layout, form::layout);
-xla_message!(ProgramShapeProto, ProgramShape, ProgramShape, form::program_shape);
+xla_message!(ShapeProto, Shape, Shape, |m, b| canonical::shape(m, b, 0), form::shape);
+xla_message!(LayoutProto, Layout, Layout, |m, b| canonical::layout(m, b, 0), form::layout);
+xla_message!(ProgramShapeProto, ProgramShape, ProgramShape, canonical::program_shape, form::program_shape);
 
 /// A field the schema does not define, which prost dropped.
 ///
@@ -285,6 +297,11 @@ pub struct Decoded<M> {
 /// * [`Error::NonCanonical`] for the first non-canonically encoded field.
 pub fn decode<M: XlaMessage>(buf: impl Buf) -> Result<M> {
     with_contiguous(buf, |bytes| {
+        // Canonical input, the common case, takes the fast path; anything else is decoded again
+        // by the scanner, which says what is wrong with it.
+        if let Some(message) = M::decode_canonical(bytes) {
+            return Ok(message);
+        }
         let mut message = M::default();
         wire::scan_into(M::KIND, message.target(), bytes, true)?;
         Ok(message)
@@ -317,6 +334,10 @@ pub fn decode<M: XlaMessage>(buf: impl Buf) -> Result<M> {
 /// [`Error::Decode`] if the bytes are not a valid encoding of `M`.
 pub fn decode_lenient<M: XlaMessage>(buf: impl Buf) -> Result<Decoded<M>> {
     with_contiguous(buf, |bytes| {
+        // Canonical input has nothing to report.
+        if let Some(message) = M::decode_canonical(bytes) {
+            return Ok(Decoded { message, report: WireReport::default() });
+        }
         let mut message = M::default();
         let report = wire::scan_into(M::KIND, message.target(), bytes, false)?;
         Ok(Decoded { message, report })
