@@ -12,6 +12,11 @@
 //!   order, repeated singular fields, empty or split packed fields, split repeated fields, and
 //!   enum or bool varints out of range.
 //!
+//! In front of the scan is a fast path for the common case, canonical input: a decoder
+//! specialized to these messages (dispatch on the key byte, varints of one or two bytes read
+//! inline) that accepts only canonical encodings and gives anything else to the scanner. For
+//! canonical input the report is empty by definition, so both doors below return the same.
+//!
 //! Two doors use the scan:
 //!
 //! * [`decode`] (strict) fails on the first finding;
