@@ -517,13 +517,9 @@ mod tests {
     #[test]
     fn deep_nesting_is_left_to_the_scanner() {
         for levels in [99, 100, 101] {
-            let mut bytes = vec![0x10, 0x0d];
-            for _ in 0..levels {
-                let mut outer = vec![0x10, 0x0d, 0x22];
-                prost::encoding::encode_varint(bytes.len() as u64, &mut outer);
-                outer.extend_from_slice(&bytes);
-                bytes = outer;
-            }
+            let tuple = |tuple_shapes| ShapeProto { element_type: 13, tuple_shapes, ..ShapeProto::default() };
+            let nested = (0..levels).fold(tuple(vec![]), |inner, _| tuple(vec![inner]));
+            let bytes = nested.encode_to_vec();
             agree::<ShapeProto>(&bytes).unwrap();
             assert_eq!(ShapeProto::decode_canonical(&bytes).is_some(), levels <= 100, "{levels}");
         }
