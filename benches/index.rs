@@ -175,6 +175,17 @@ fn slot_to_multi(c: &mut Criterion) {
             }
         });
     });
+    // `*` tiles decode by replaying the tiles backwards (the general inverse).
+    let combined =
+        PhysicalMap::new(shape(&[8, 128, 1024], &[2, 1, 0], &[&[8, i64::MIN, 128]]).as_array().unwrap()).unwrap();
+    let mut out3 = [0i64; 3];
+    g.bench_function("rank3_tiled_combine_general_into", |b| {
+        b.iter(|| {
+            for &s in &slots {
+                black_box(combined.index_of_slot_into(Slot(s), &mut out3).unwrap());
+            }
+        });
+    });
     g.finish();
 }
 
