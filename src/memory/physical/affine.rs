@@ -84,6 +84,28 @@ pub(super) struct FixedAffine<const N: usize, const Q: usize> {
 }
 
 impl<const N: usize, const Q: usize> FixedAffine<N, Q> {
+    /// The shifts of the quotients' divisors, when every one is a power of two (tiles of 8,
+    /// 128, … usually are): the division is then a plain shift.
+    pub(super) fn shifts(&self) -> Option<[u32; Q]> {
+        let mut shifts = [0; Q];
+        for (s, (d, _)) in shifts.iter_mut().zip(&self.quotients) {
+            *s = d.power_of_two_shift()?;
+        }
+        Some(shifts)
+    }
+
+    /// [`slot`](Self::slot) with the divisions as `shifts` (from [`shifts`](Self::shifts)).
+    #[inline]
+    pub(super) fn slot_shifted(&self, index: &[i64; N], shifts: &[u32; Q]) -> u64 {
+        self.rows
+            .iter()
+            .zip(&self.quotients)
+            .zip(shifts)
+            .fold(dot(index, &self.strides), |acc, ((row, &(_, w)), &s)| {
+                acc.wrapping_add(dot(index, row).wrapping_shr(s).wrapping_mul(w))
+            })
+    }
+
     /// The slot of an index; wrapping arithmetic, exact for in-bounds indices.
     #[inline]
     pub(super) fn slot(&self, index: &[i64; N]) -> u64 {

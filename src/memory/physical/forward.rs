@@ -98,7 +98,9 @@ impl Forward {
             // The usual counts of quotients get loops the compiler unrolls; more, or nested
             // ones, take the general loop.
             Self::Affine(affine) => {
-                if let Some(fixed) = affine.fixed::<N, 1>() {
+                if let Some((fixed, shifts)) = affine.fixed::<N, 1>().and_then(|f| Some((f, f.shifts()?))) {
+                    batch_loop::<N, CHECK>(indices, out, last, move |index| fixed.slot_shifted(index, &shifts))
+                } else if let Some(fixed) = affine.fixed::<N, 1>() {
                     batch_loop::<N, CHECK>(indices, out, last, move |index| fixed.slot(index))
                 } else if let Some(fixed) = affine.fixed::<N, 2>() {
                     batch_loop::<N, CHECK>(indices, out, last, move |index| fixed.slot(index))

@@ -412,7 +412,9 @@ mod tests {
         assert_eq!(against_replay([7, 9], &[&[STAR, 4], &[3]]), ("affine", 2, true));
         // Too large for a table: 0, 1, 2 quotients (the unrolled batches) and 3 (the loop).
         assert_eq!(against_replay([70_000, 8], &[&[STAR, 8]]), ("affine", 0, false));
+        // One quotient by a power of two (the batch shifts) and by 96 (the batch divides).
         assert_eq!(against_replay([8, 128, 70_000], &[&[8, STAR, 128]]), ("affine", 1, false));
+        assert_eq!(against_replay([8, 96, 70_000], &[&[8, STAR, 96]]), ("affine", 1, false));
         assert_eq!(against_replay([3, 8, 70_000], &[&[2, STAR, 4]]), ("affine", 2, false));
         assert_eq!(against_replay([3, 5, 7, 70_000], &[&[2, STAR, 4, 3]]), ("affine", 3, false));
     }
