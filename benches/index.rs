@@ -118,8 +118,22 @@ fn multi_to_slot(c: &mut Criterion) {
         b.iter(|| odd.slots(black_box(&idx2), &mut out).unwrap());
     });
     let idx3 = indices::<3>(&[8, 128, 1024]);
+    // `*` tiles: this one (kept under its old name; it used the general replay) is now a
+    // per-dimension table; with a dimension too large for tables, the affine form.
     g.bench_function("rank3_tiled_combine_general_batch_checked", |b| {
         b.iter(|| combined.slots(black_box(&idx3), &mut out).unwrap());
+    });
+    let large =
+        PhysicalMap::new(shape(&[8, 128, 100_000], &[2, 1, 0], &[&[8, i64::MIN, 128]]).as_array().unwrap()).unwrap();
+    let idx3_large = indices::<3>(&[8, 128, 100_000]);
+    g.bench_function("rank3_tiled_combine_affine_batch_checked", |b| {
+        b.iter(|| large.slots(black_box(&idx3_large), &mut out).unwrap());
+    });
+    // Two index entries in one quotient (`5·I0 + I1` merged, then halved): not a table.
+    let mixed = PhysicalMap::new(shape(&[3000, 5000], &[1, 0], &[&[i64::MIN, 128]]).as_array().unwrap()).unwrap();
+    let idx2_mixed = indices::<2>(&[3000, 5000]);
+    g.bench_function("rank2_tiled_combine_affine_batch_checked", |b| {
+        b.iter(|| mixed.slots(black_box(&idx2_mixed), &mut out).unwrap());
     });
     g.finish();
 }
@@ -158,6 +172,17 @@ fn slot_to_multi(c: &mut Criterion) {
         b.iter(|| {
             for &s in &slots {
                 black_box(tiled.index_of_slot_into(Slot(s), &mut out2).unwrap());
+            }
+        });
+    });
+    // `*` tiles decode by replaying the tiles backwards (the general inverse).
+    let combined =
+        PhysicalMap::new(shape(&[8, 128, 1024], &[2, 1, 0], &[&[8, i64::MIN, 128]]).as_array().unwrap()).unwrap();
+    let mut out3 = [0i64; 3];
+    g.bench_function("rank3_tiled_combine_general_into", |b| {
+        b.iter(|| {
+            for &s in &slots {
+                black_box(combined.index_of_slot_into(Slot(s), &mut out3).unwrap());
             }
         });
     });

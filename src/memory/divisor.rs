@@ -31,6 +31,11 @@ impl Divisor {
         Self { value: d, magic: u64::try_from(magic).unwrap_or(u64::MAX), pass: 0, shift: l - 1 }
     }
 
+    /// The shift that divides, when the divisor is a power of two.
+    pub(crate) fn power_of_two_shift(self) -> Option<u32> {
+        (self.pass == u64::MAX).then_some(self.shift)
+    }
+
     /// `n / divisor` for `n < 2^63`; a wrong quotient (never a panic) above.
     #[inline]
     #[allow(clippy::cast_possible_truncation)] // the high half of a 128-bit product

@@ -7,7 +7,7 @@
 //!     ▲         ▲        ▲                 element width; fast division; the slot type
 //!   tiling   padding   index       nested tiles and the expanded shape; legacy padding and
 //!     ▲         ▲                  its fill values; XLA's untiled IndexUtil
-//!   physical/ (compile → forward, inverse, general)   the physical map, both directions
+//!   physical/ (compile → forward, inverse, affine, general)   the physical map, both directions
 //!     ▲
 //!   size                           XLA's size and stride functions, the crate's storage sizes
 //! ```

@@ -432,3 +432,77 @@ proptest! {
         }
     }
 }
+
+/// The slot of one index by the definition (§4.1): tiles applied to the physical index one by
+/// one with [`expand`], then row-major over the final shape — per index, so that arrays too
+/// large to materialize are checked too.
+fn reference_slot(dims: &[usize], m2m: &[usize], tiles: &[Vec<i64>], index: &[usize]) -> usize {
+    let n = dims.len();
+    let physical: Vec<usize> = (0..n).map(|q| m2m[n - 1 - q]).collect();
+    let mut s: Vec<usize> = physical.iter().map(|&d| dims[d]).collect();
+    let mut e: Vec<usize> = physical.iter().map(|&d| index[d]).collect();
+    for tile in tiles {
+        (s, e) = expand(&s, &e, tile);
+    }
+    row_major(&s, &e)
+}
+
+/// Tiles with many `*` (never last) and sizes that rarely divide: the forms beyond the digit
+/// ones (per-dimension tables, affine sums with plain and nested quotients).
+fn star_tiles(rank: usize) -> impl Strategy<Value = Vec<Vec<i64>>> {
+    let tile = (1..=rank + 1).prop_flat_map(|r| {
+        (proptest::collection::vec(prop_oneof![3 => 1i64..=9, 2 => Just(STAR)], r - 1), 1i64..=9).prop_map(
+            |(mut t, last)| {
+                t.push(last);
+                t
+            },
+        )
+    });
+    proptest::collection::vec(tile, 1..=3)
+}
+
+fn star_case() -> impl Strategy<Value = (Vec<i64>, Vec<i64>, Vec<Vec<i64>>, Vec<u64>)> {
+    (1usize..=4).prop_flat_map(|rank| {
+        let dims = proptest::collection::vec(prop_oneof![4 => 1i64..=7, 1 => 30_000i64..=100_000], rank);
+        let m2m = Just((0..i64::try_from(rank).unwrap()).collect::<Vec<_>>()).prop_shuffle();
+        (dims, m2m, star_tiles(rank), proptest::collection::vec(any::<u64>(), 48))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
+
+    #[test]
+    fn star_and_padding_tiles_agree_with_the_definition((dims, m2m, tiles, seeds) in star_case()) {
+        // At most about 2^40 elements: beyond, validation refuses the shape, which is not the
+        // point here.
+        prop_assume!(dims.iter().try_fold(1i64, |acc, &d| acc.checked_mul(d)).is_some_and(|n| n < 1 << 40));
+        let refs: Vec<&[i64]> = tiles.iter().map(Vec::as_slice).collect();
+        let s = tiled(PrimitiveType::F32, &dims, &m2m, &refs);
+        // Four large dimensions overflow the slot count: an error, never a wrong map.
+        let m = match PhysicalMap::new(a(&s)) {
+            Ok(m) => m,
+            Err(e) => {
+                prop_assert!(matches!(e, Error::Overflow { .. }), "{}", e);
+                return Ok(());
+            }
+        };
+        let udims: Vec<usize> = dims.iter().map(|&d| usize::try_from(d).unwrap()).collect();
+        let um2m: Vec<usize> = m2m.iter().map(|&d| usize::try_from(d).unwrap()).collect();
+        let indices: Vec<Vec<i64>> = seeds
+            .iter()
+            .map(|&x| dims.iter().enumerate().map(|(k, &d)| i64::try_from((x >> (k * 16)) % u64::try_from(d).unwrap()).unwrap()).collect())
+            .chain([dims.iter().map(|&d| d - 1).collect()])
+            .collect();
+        for index in &indices {
+            let uindex: Vec<usize> = index.iter().map(|&i| usize::try_from(i).unwrap()).collect();
+            let expected = Slot(u64::try_from(reference_slot(&udims, &um2m, &tiles, &uindex)).unwrap());
+            prop_assert_eq!(m.slot(index).unwrap(), expected, "{:?} {:?}", index, tiles);
+            prop_assert!(expected.get() < m.storage_slots());
+            prop_assert_eq!(m.index_of_slot(expected).unwrap(), Some(index.clone()));
+        }
+        let batch = batch_agrees!(m, indices, 1 2 3 4);
+        let single: Vec<Slot> = indices.iter().map(|i| m.slot(i).unwrap()).collect();
+        prop_assert_eq!(batch, single);
+    }
+}

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use crate::error::{Error, FieldPath, Quantity, Result};
 use crate::memory::divisor::Divisor;
 use crate::memory::extent::element_size_in_bits;
-use crate::memory::extent::{bounds, to_i64};
+use crate::memory::extent::{bounds, to_i64, to_usize};
 use crate::memory::padding;
 use crate::memory::tiling::{Digit, plan_of};
 use crate::shape::{ArrayShape, Dim};
 
 use super::PhysicalMap;
+use super::affine::Affine;
 use super::forward::{Forward, Step, digits_slot};
 use super::general::General;
 use super::inverse::{Inverse, SlotDigit};
@@ -72,8 +73,24 @@ impl PhysicalMap {
         };
         let compiled = digits.and_then(|d| compile_digits(&bounds, &d, &plan.extents, &final_strides, may_pad));
         let (forward, inverse) = compiled.unwrap_or_else(|| {
+            let affine = Affine::compile(&plan, &physical_dims, &bounds, &final_strides);
             let general = Arc::new(General::new(plan, physical_dims, final_strides.into()));
-            (Forward::General(Arc::clone(&general)), Inverse::General(general))
+            let forward = match affine {
+                Some(affine) if affine.separable() => {
+                    let mut unit = vec![0; bounds.len()];
+                    let table = table(&bounds, |d, x| {
+                        let entry = unit.get_mut(d)?;
+                        *entry = to_i64(x);
+                        let slot = affine.slot(&unit);
+                        *unit.get_mut(d)? = 0;
+                        Some(slot)
+                    });
+                    table.unwrap_or(Forward::Affine(Box::new(affine)))
+                }
+                Some(affine) => Forward::Affine(Box::new(affine)),
+                None => Forward::General(Arc::clone(&general)),
+            };
+            (forward, Inverse::General(general))
         });
         Ok(Self { bounds: bounds.into(), forward, inverse, raw_slots, storage_slots, bits_per_slot, storage_bytes })
     }
@@ -148,17 +165,34 @@ fn compile_digits(
 
     let forward = if steps.is_empty() {
         Forward::Strided { strides: top_strides.into() }
-    } else if bounds.iter().try_fold(0u64, |acc, &b| acc.checked_add(b)).is_none_or(|sum| sum > TABLE_LIMIT) {
-        Forward::Digits { ranges: ranges.into(), steps: steps.into(), top_strides: top_strides.into() }
     } else {
-        let mut starts = Vec::with_capacity(rank);
-        let mut offsets = Vec::new();
-        for (d, &bound) in bounds.iter().enumerate() {
-            starts.push(offsets.len());
+        let digits = |d: usize, x: u64| {
             let (range, top) = (ranges.get(d..=d)?, top_strides.get(d..=d)?);
-            offsets.extend((0..bound).map(|x| digits_slot(range, &steps, top, &[to_i64(x)])));
-        }
-        Forward::Table { starts: starts.into(), offsets: offsets.into() }
+            Some(digits_slot(range, &steps, top, &[to_i64(x)]))
+        };
+        table(bounds, digits).unwrap_or_else(|| Forward::Digits {
+            ranges: ranges.into(),
+            steps: steps.into(),
+            top_strides: top_strides.into(),
+        })
     };
     Some((forward, inverse))
+}
+
+/// The `Table` form of a slot that is a sum of one function per dimension,
+/// `slot(I) = Σ_d offset(d, I[d])`, when the dimensions are small (`Σ D ≤ TABLE_LIMIT`).
+fn table(bounds: &[u64], mut offset: impl FnMut(usize, u64) -> Option<u64>) -> Option<Forward> {
+    let sum = bounds.iter().try_fold(0u64, |acc, &b| acc.checked_add(b))?;
+    if sum > TABLE_LIMIT {
+        return None;
+    }
+    let mut starts = Vec::with_capacity(bounds.len());
+    let mut offsets = Vec::with_capacity(to_usize(sum));
+    for (d, &bound) in bounds.iter().enumerate() {
+        starts.push(offsets.len());
+        for x in 0..bound {
+            offsets.push(offset(d, x)?);
+        }
+    }
+    Some(Forward::Table { starts: starts.into(), offsets: offsets.into() })
 }

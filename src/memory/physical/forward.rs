@@ -7,6 +7,7 @@ use crate::memory::divisor::Divisor;
 use crate::memory::extent::{to_u64, to_usize};
 use crate::memory::slot::Slot;
 
+use super::affine::Affine;
 use super::general::General;
 
 /// One non-top digit of a logical index: `q = x / radix`, contributes `(x − q·radix)·stride`.
@@ -29,7 +30,10 @@ pub(super) enum Forward {
     /// The `Digits` case with small dimensions: each dimension's contribution precomputed,
     /// `slot = Σ offsets[starts[d] + I[d]]` — as cheap as `Strided`.
     Table { starts: Box<[usize]>, offsets: Box<[u64]> },
-    /// Anything else (`*`, sub-tiles that add padding): replays the tiles.
+    /// Any other tiling (`*`, sub-tiles that add padding): the index entries' weighted sum plus
+    /// a few precomputed quotients ([`Affine`]).
+    Affine(Box<Affine>),
+    /// What even the affine form cannot bound (see [`Affine::compile`]): replays the tiles.
     General(Arc<General>),
 }
 
@@ -44,6 +48,7 @@ impl Forward {
             }
             Self::Digits { ranges, steps, top_strides } => digits_slot(ranges, steps, top_strides, index),
             Self::Table { starts, offsets } => table_slot(starts, offsets, index),
+            Self::Affine(affine) => affine.slot(index),
             Self::General(general) => general.slot(index),
         }
     }
@@ -89,6 +94,21 @@ impl Forward {
                         acc.wrapping_add(table.get(to_usize(to_u64(i))).copied().unwrap_or(0))
                     })
                 })
+            }
+            // The usual counts of quotients get loops the compiler unrolls; more, or nested
+            // ones, take the general loop.
+            Self::Affine(affine) => {
+                if let Some((fixed, shifts)) = affine.fixed::<N, 1>().and_then(|f| Some((f, f.shifts()?))) {
+                    batch_loop::<N, CHECK>(indices, out, last, move |index| fixed.slot_shifted(index, &shifts))
+                } else if let Some(fixed) = affine.fixed::<N, 1>() {
+                    batch_loop::<N, CHECK>(indices, out, last, move |index| fixed.slot(index))
+                } else if let Some(fixed) = affine.fixed::<N, 2>() {
+                    batch_loop::<N, CHECK>(indices, out, last, move |index| fixed.slot(index))
+                } else if let Some(fixed) = affine.fixed::<N, 0>() {
+                    batch_loop::<N, CHECK>(indices, out, last, move |index| fixed.slot(index))
+                } else {
+                    batch_loop::<N, CHECK>(indices, out, last, |index| affine.slot(index))
+                }
             }
             Self::Digits { .. } | Self::General(_) => {
                 batch_loop::<N, CHECK>(indices, out, last, |index| self.slot(index))

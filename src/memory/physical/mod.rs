@@ -15,6 +15,7 @@
 //!        └─index_of_slot────┘   (None for a padding slot)
 //! ```
 
+mod affine;
 mod compile;
 mod forward;
 mod general;
@@ -312,10 +313,11 @@ mod tests {
                 Forward::Strided { .. } => "wide",
                 Forward::Table { .. } => "table",
                 Forward::Digits { .. } => "digits",
+                Forward::Affine(_) => "affine",
                 Forward::General(_) => "general",
             })
             .collect();
-        assert_eq!(forms, ["narrow", "wide", "table", "digits", "general"]);
+        assert_eq!(forms, ["narrow", "wide", "table", "digits", "affine"]);
         let mut x = 0x2545_F491_4F6C_DD1Du64;
         for (m, dims) in &maps {
             let indices: Vec<[i64; 2]> = (0..500)
@@ -343,6 +345,93 @@ mod tests {
                 let err = m.slots(&batch, &mut checked).unwrap_err();
                 assert!(matches!(err, Error::IndexOutOfBounds { dimension: 1, index, .. } if index == bad), "{err}");
             }
+        }
+    }
+
+    /// Checks a map whose forward form is not a digit form against the general replay, on
+    /// every index of a small array or a sample of a large one, single and batched, and
+    /// through the inverse. Returns the form: `("table", 0, false)` or `("affine", quotients,
+    /// nested)`.
+    fn against_replay<const N: usize>(dims: [i64; N], tiles: &[&[i64]]) -> (&'static str, usize, bool) {
+        let m2m: Vec<i64> = (0..i64::try_from(N).unwrap()).rev().collect();
+        let m = map(&dims, &m2m, tiles);
+        let Inverse::General(general) = &m.inverse else { panic!("{dims:?}: {:?}", m.inverse) };
+        let count: i64 = dims.iter().product();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let indices: Vec<[i64; N]> = (0..count.min(3000))
+            .map(|linear| {
+                let mut rest = if count <= 3000 {
+                    linear
+                } else {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    i64::try_from(x % u64::try_from(count).unwrap()).unwrap()
+                };
+                let mut index = [0; N];
+                for (i, &d) in index.iter_mut().zip(&dims).rev() {
+                    (*i, rest) = (rest % d, rest / d);
+                }
+                index
+            })
+            .chain([dims.map(|d| d - 1)])
+            .collect();
+        let (mut batch, mut fast) = (vec![Slot(0); indices.len()], vec![Slot(0); indices.len()]);
+        m.slots(&indices, &mut batch).unwrap();
+        m.slots_unchecked_bounds(&indices, &mut fast);
+        let mut seen = std::collections::HashMap::new();
+        for ((index, &b), &f) in indices.iter().zip(&batch).zip(&fast) {
+            let slot = m.slot(index).unwrap();
+            assert_eq!((slot.0, b, f), (general.slot(index), slot, slot), "{dims:?} {tiles:?} {index:?}");
+            assert_eq!(m.index_of_slot(slot).unwrap().as_deref(), Some(&index[..]));
+            assert!(**seen.entry(slot).or_insert(index) == *index, "{index:?} shares slot {slot:?}");
+        }
+        match &m.forward {
+            Forward::Table { .. } => ("table", 0, false),
+            Forward::Affine(affine) => {
+                let (q, nested) = affine.form();
+                ("affine", q, nested)
+            }
+            other => panic!("{dims:?} {tiles:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn tiles_beyond_digits_compile_to_tables_or_affine_sums() {
+        const STAR: i64 = i64::MIN;
+        // Small and separable (each quotient reads one index entry): a table.
+        assert_eq!(against_replay([4, 8], &[&[STAR, 8]]), ("table", 0, false));
+        assert_eq!(against_replay([3, 8, 20], &[&[2, STAR, 4]]), ("table", 0, false));
+        assert_eq!(against_replay([10], &[&[2, STAR, 3]]), ("table", 0, false));
+        assert_eq!(against_replay([1000], &[&[100], &[7]]), ("table", 0, false));
+        assert_eq!(against_replay([8, 256], &[&[8, 128], &[3, 1]]), ("table", 0, false));
+        // A quotient of two entries: 5·I0 + I1 merged, then halved.
+        assert_eq!(against_replay([3, 5], &[&[STAR, 2]]), ("affine", 1, false));
+        // Nested, and reading two entries.
+        assert_eq!(against_replay([3, 5, 6], &[&[STAR, 4, 4], &[3, 2, 1, 2]]), ("affine", 4, true));
+        assert_eq!(against_replay([7, 9], &[&[STAR, 4], &[3]]), ("affine", 2, true));
+        // Too large for a table: 0, 1, 2 quotients (the unrolled batches) and 3 (the loop).
+        assert_eq!(against_replay([70_000, 8], &[&[STAR, 8]]), ("affine", 0, false));
+        // One quotient by a power of two (the batch shifts) and by 96 (the batch divides).
+        assert_eq!(against_replay([8, 128, 70_000], &[&[8, STAR, 128]]), ("affine", 1, false));
+        assert_eq!(against_replay([8, 96, 70_000], &[&[8, STAR, 96]]), ("affine", 1, false));
+        assert_eq!(against_replay([3, 8, 70_000], &[&[2, STAR, 4]]), ("affine", 2, false));
+        assert_eq!(against_replay([3, 5, 7, 70_000], &[&[2, STAR, 4, 3]]), ("affine", 3, false));
+    }
+
+    #[test]
+    fn more_quotients_than_the_affine_form_holds_replay_the_tiles() {
+        // Seventeen tiles, each cutting the previous remainder by a size that does not divide
+        // it: seventeen quotients, one more than the affine form keeps.
+        let tiles: Vec<Vec<i64>> = (983..=999).rev().map(|t| vec![t]).collect();
+        let tiles: Vec<&[i64]> = tiles.iter().map(Vec::as_slice).collect();
+        let m = map(&[1000], &[0], &tiles);
+        assert!(matches!(m.forward, Forward::General(_)), "{:?}", m.forward);
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..1000 {
+            let slot = m.slot(&[i]).unwrap();
+            assert_eq!(m.index_of_slot(slot).unwrap(), Some(vec![i]));
+            assert!(seen.insert(slot));
         }
     }
 
