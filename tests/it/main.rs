@@ -16,6 +16,7 @@ mod hlo;
 mod index;
 mod make;
 mod padding;
+mod relayout;
 mod schema;
 mod seeds;
 mod serde;
