@@ -7,10 +7,6 @@
 
 use super::plan::Axis;
 
-/// Side of the square block the 2-D transpose works on, in elements: 64 × 64 elements of up to
-/// 16 bytes stay within a core's L1 and L2 on both sides.
-const BLOCK: u64 = 64;
-
 /// An offset as a slice position (`None` for a negative one, which the plan never produces).
 #[inline]
 fn at(offset: i64) -> Option<usize> {
@@ -91,60 +87,189 @@ pub(crate) fn rows(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], wi
 }
 
 /// The blocked 2-D transpose: `axes[src_minor]` is contiguous in the source, the last axis in
-/// the destination; the other axes run an odometer around it.
-pub(crate) fn transpose<const N: usize>(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], src_minor: usize) {
+/// the destination. Both are cut into blocks of one cache line (`M` elements); the odometer runs
+/// over every axis in destination order with the source-minor axis stepping by blocks, so the
+/// destination is written as `M` forward streams and every line on both sides is touched once.
+pub(crate) fn transpose<const N: usize>(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], src_minor: usize)
+where
+    Bytes<N>: Width,
+{
     let Some((&inner, outer)) = axes.split_last() else { return };
     let Some(&minor) = outer.get(src_minor) else { return };
-    // The outer axes without the source-minor one: at most as many as the box has (no
-    // allocation: the odometer skips it by running it with extent 1).
-    let mut run = |s: i64, d: i64| {
-        let mut i0 = 0;
-        while i0 < minor.extent {
-            let i1 = minor.extent.min(i0.saturating_add(BLOCK));
-            let mut j0 = 0;
-            while j0 < inner.extent {
-                let j1 = inner.extent.min(j0.saturating_add(BLOCK));
-                block::<N>(src, dst, s, d, (i0, i1, minor), (j0, j1, inner));
-                j0 = j1;
-            }
-            i0 = i1;
-        }
-    };
-    odometer_skipping(outer, src_minor, s, d, &mut run);
+    walk::<N>(src, dst, outer, src_minor, (minor, inner), s, d, (0, 0, 0));
 }
 
-/// One block: rows `i0..i1` of the source-minor axis, columns `j0..j1` of the destination-minor
-/// one. Each destination row is written forward, reading the source down a column.
-#[inline]
-fn block<const N: usize>(src: &[u8], dst: &mut [u8], s: i64, d: i64, rows: (u64, u64, Axis), cols: (u64, u64, Axis)) {
-    let (i0, i1, minor) = rows;
-    let (j0, j1, inner) = cols;
-    let count = usize::try_from(j1.wrapping_sub(j0)).unwrap_or(0);
-    for i in i0..i1 {
-        let src_row = step(step(s, i, minor.src), j0, inner.src);
-        let dst_row = step(step(d, i, minor.dst), j0, inner.dst);
-        let Some(start) = at(dst_row) else { continue };
-        let Some(out) = dst.get_mut(start..start.wrapping_add(count.wrapping_mul(N))) else { continue };
-        let mut from = src_row;
-        for chunk in out.chunks_exact_mut(N) {
-            if let Some(value) = at(from).and_then(|f| src.get(f..f.wrapping_add(N))) {
-                chunk.copy_from_slice(value);
+/// Destination-minor columns per band: 2 KiB of destination row, so the source rows a band
+/// reads (one page each with 4 KiB pages) stay within the second-level TLB.
+const BAND_BYTES: u64 = 2048;
+
+/// The transpose's odometer (see [`transpose`]); once the walk has passed the source-minor axis,
+/// `block` is the block's height and the band of destination-minor columns `(height, j0, j1)`.
+#[allow(clippy::too_many_arguments)] // the walk's state, passed down the recursion
+fn walk<const N: usize>(
+    src: &[u8],
+    dst: &mut [u8],
+    outer: &[Axis],
+    src_minor: usize,
+    pair: (Axis, Axis),
+    s: i64,
+    d: i64,
+    block: (u64, u64, u64),
+) where
+    Bytes<N>: Width,
+{
+    let Some((axis, rest)) = outer.split_first() else {
+        tiles::<N>(src, dst, s, d, pair, block);
+        return;
+    };
+    let next = src_minor.wrapping_sub(1);
+    if src_minor == 0 {
+        let m = <Bytes<N> as Width>::M as u64;
+        let inner = pair.1.extent;
+        let band = BAND_BYTES.checked_div(N as u64).unwrap_or(1).max(m);
+        let mut j0 = 0;
+        while j0 < inner {
+            let j1 = inner.min(j0.saturating_add(band));
+            let mut i = 0;
+            while i < axis.extent {
+                let height = m.min(axis.extent.wrapping_sub(i));
+                walk::<N>(src, dst, rest, next, pair, step(s, i, axis.src), step(d, i, axis.dst), (height, j0, j1));
+                i = i.wrapping_add(m);
             }
-            from = from.wrapping_add(inner.src);
+            j0 = j1;
+        }
+    } else {
+        for k in 0..axis.extent {
+            walk::<N>(src, dst, rest, next, pair, step(s, k, axis.src), step(d, k, axis.dst), block);
         }
     }
 }
 
-/// [`odometer`] over `axes` with axis `skip` held at 0.
-fn odometer_skipping(axes: &[Axis], skip: usize, src: i64, dst: i64, f: &mut impl FnMut(i64, i64)) {
-    match axes.split_first() {
-        None => f(src, dst),
-        Some((_, rest)) if skip == 0 => odometer_skipping(rest, usize::MAX, src, dst, f),
-        Some((outer, rest)) => {
-            for k in 0..outer.extent {
-                odometer_skipping(rest, skip.wrapping_sub(1), step(src, k, outer.src), step(dst, k, outer.dst), f);
+/// One row of micro-tiles: `rows` elements of the source-minor axis by the band `j0..j1` of the
+/// destination-minor axis; full tiles through registers, the ragged ones element by element.
+#[inline]
+fn tiles<const N: usize>(src: &[u8], dst: &mut [u8], s: i64, d: i64, pair: (Axis, Axis), block: (u64, u64, u64))
+where
+    Bytes<N>: Width,
+{
+    let (minor, inner) = pair;
+    let (rows, j0, j1) = block;
+    let m = <Bytes<N> as Width>::M as u64;
+    let mut j = j0;
+    while j < j1 {
+        let width = m.min(j1.wrapping_sub(j));
+        let (from, to) = (step(s, j, inner.src), step(d, j, inner.dst));
+        if rows == m && width == m {
+            micro_tile::<N>(src, dst, from, to, inner.src, minor.dst);
+        } else {
+            for i in 0..rows {
+                for k in 0..width {
+                    copy_one::<N>(
+                        src,
+                        dst,
+                        step(step(from, i, minor.src), k, inner.src),
+                        step(step(to, i, minor.dst), k, inner.dst),
+                    );
+                }
             }
         }
+        j = j.wrapping_add(m);
+    }
+}
+
+/// An element of `N` bytes held as an unsigned integer.
+pub(crate) trait Word: Copy + Default {
+    /// The element from its bytes (`N` of them).
+    fn load(bytes: &[u8]) -> Self;
+    /// The element into its bytes.
+    fn store(self, bytes: &mut [u8]);
+}
+
+macro_rules! word {
+    ($($t:ty),*) => {$(
+        impl Word for $t {
+            #[inline(always)]
+            fn load(bytes: &[u8]) -> Self {
+                bytes.try_into().map(<$t>::from_ne_bytes).unwrap_or_default()
+            }
+            #[inline(always)]
+            fn store(self, bytes: &mut [u8]) {
+                if let Ok(out) = <&mut [u8; size_of::<$t>()]>::try_from(bytes) {
+                    *out = self.to_ne_bytes();
+                }
+            }
+        }
+    )*};
+}
+word!(u8, u16, u32, u64, u128);
+
+/// An element width the transpose has a micro-tile for: `M` elements make a 64-byte line (at
+/// least 4), the tile holds `M × M` words.
+pub(crate) trait Width {
+    /// The element as a word.
+    type Word: Word;
+    /// The micro-tile, `M × M` words.
+    type Tile: AsRef<[Self::Word]> + AsMut<[Self::Word]>;
+    /// Elements per side of the micro-tile.
+    const M: usize;
+    /// A zeroed tile.
+    fn tile() -> Self::Tile;
+}
+
+/// The width `N` bytes, as a type.
+pub(crate) struct Bytes<const N: usize>;
+
+macro_rules! width {
+    ($($n:literal => $word:ty, $m:literal;)*) => {$(
+        impl Width for Bytes<$n> {
+            type Word = $word;
+            type Tile = [$word; $m * $m];
+            const M: usize = $m;
+            #[inline(always)]
+            fn tile() -> Self::Tile {
+                [0; $m * $m]
+            }
+        }
+    )*};
+}
+width! {
+    1 => u8, 64;
+    2 => u16, 32;
+    4 => u32, 16;
+    8 => u64, 8;
+    16 => u128, 4;
+}
+
+/// One micro-tile: source run `j` (`M` elements contiguous along the source-minor axis) starts
+/// at `s + j · src_stride`; destination run `i` (`M` elements contiguous) at `d + i · dst_stride`.
+#[inline]
+fn micro_tile<const N: usize>(src: &[u8], dst: &mut [u8], s: i64, d: i64, src_stride: i64, dst_stride: i64)
+where
+    Bytes<N>: Width,
+{
+    let m = <Bytes<N> as Width>::M;
+    let mut tile = <Bytes<N> as Width>::tile();
+    let words = tile.as_mut();
+    let mut from = s;
+    for row in words.chunks_exact_mut(m) {
+        if let Some(run) = at(from).and_then(|f| src.get(f..f.wrapping_add(N.wrapping_mul(m)))) {
+            for (element, chunk) in row.iter_mut().zip(run.chunks_exact(N)) {
+                *element = Word::load(chunk);
+            }
+        }
+        from = from.wrapping_add(src_stride);
+    }
+    let words = tile.as_ref();
+    let mut to = d;
+    for i in 0..m {
+        if let Some(run) = at(to).and_then(|t| dst.get_mut(t..t.wrapping_add(N.wrapping_mul(m)))) {
+            for (chunk, row) in run.chunks_exact_mut(N).zip(words.chunks_exact(m)) {
+                if let Some(&element) = row.get(i) {
+                    element.store(chunk);
+                }
+            }
+        }
+        to = to.wrapping_add(dst_stride);
     }
 }
 
