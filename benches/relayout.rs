@@ -211,21 +211,21 @@ fn bench_case(c: &mut Criterion, case: &Case, huge: bool) {
     match width {
         4 => {
             group.bench_function("naive", |bench| {
-                bench.iter(|| naive::<4>(black_box(&src), &mut dst, &case.dims, &case.src_strides))
+                bench.iter(|| naive::<4>(black_box(&src), &mut dst, &case.dims, &case.src_strides));
             });
             assert!(dst[..] == check[..], "naive disagrees");
             group.bench_function("ndarray", |bench| {
-                bench.iter(|| ndarray_assign::<u32>(black_box(&src), &mut dst, &case.dims, &case.src_strides))
+                bench.iter(|| ndarray_assign::<u32>(black_box(&src), &mut dst, &case.dims, &case.src_strides));
             });
             assert!(dst[..] == check[..], "ndarray disagrees");
         }
         _ => {
             group.bench_function("naive", |bench| {
-                bench.iter(|| naive::<2>(black_box(&src), &mut dst, &case.dims, &case.src_strides))
+                bench.iter(|| naive::<2>(black_box(&src), &mut dst, &case.dims, &case.src_strides));
             });
             assert!(dst[..] == check[..], "naive disagrees");
             group.bench_function("ndarray", |bench| {
-                bench.iter(|| ndarray_assign::<u16>(black_box(&src), &mut dst, &case.dims, &case.src_strides))
+                bench.iter(|| ndarray_assign::<u16>(black_box(&src), &mut dst, &case.dims, &case.src_strides));
             });
             assert!(dst[..] == check[..], "ndarray disagrees");
         }
@@ -235,10 +235,10 @@ fn bench_case(c: &mut Criterion, case: &Case, huge: bool) {
         let dims = a.dimensions().to_vec();
         match width {
             4 => group.bench_function("physical_map", |bench| {
-                bench.iter(|| physical_loop::<4>(black_box(&src), &mut dst, &ma, &mb, &dims))
+                bench.iter(|| physical_loop::<4>(black_box(&src), &mut dst, &ma, &mb, &dims));
             }),
             _ => group.bench_function("physical_map", |bench| {
-                bench.iter(|| physical_loop::<2>(black_box(&src), &mut dst, &ma, &mb, &dims))
+                bench.iter(|| physical_loop::<2>(black_box(&src), &mut dst, &ma, &mb, &dims));
             }),
         };
         assert!(dst[..] == check[..], "physical map loop disagrees");
