@@ -131,6 +131,30 @@ impl RelayoutPlan {
     }
 }
 
+#[cfg(feature = "bytemuck")]
+impl RelayoutPlan {
+    /// [`run`](Self::run) over typed buffers of plain element types (feature `bytemuck`): `f32`
+    /// for `f32`, `u16` or `half::bf16` for `bf16`, `u8` for packed sub-byte data, … The
+    /// lengths are checked in bytes, as by `run`.
+    ///
+    /// ```
+    /// use xla_shape::{relayout::RelayoutPlan, ShapeBuf};
+    /// let (src, dst): (ShapeBuf, ShapeBuf) = ("f32[2,2]{0,1}".parse()?, "f32[2,2]{1,0}".parse()?);
+    /// let plan = RelayoutPlan::new(src.as_array().expect("array"), dst.as_array().expect("array"))?;
+    /// let mut out = [0f32; 4];
+    /// plan.run_typed(&[1f32, 3., 2., 4.], &mut out)?;
+    /// assert_eq!(out, [1., 2., 3., 4.]);
+    /// # Ok::<(), xla_shape::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`run`](Self::run).
+    pub fn run_typed<T: bytemuck::Pod, U: bytemuck::Pod>(&self, src: &[T], dst: &mut [U]) -> Result<()> {
+        self.run(bytemuck::cast_slice(src), bytemuck::cast_slice_mut(dst))
+    }
+}
+
 /// A strided destination must not write two elements to the same bytes: with its dimensions
 /// ordered by |stride|, each stride must pass the span of the ones inside it.
 fn check_overlap(dst: &Resolved) -> Result<()> {
