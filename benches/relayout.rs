@@ -285,7 +285,33 @@ fn bench_s4(c: &mut Criterion) {
     }
 }
 
+/// Feature `rayon`: t2d at 512 MiB (f32[8192,16384]) on one thread and on two, huge pages.
+#[cfg(feature = "rayon")]
+fn bench_threads(c: &mut Criterion) {
+    let (a, b) = (shape("f32[8192,16384]{0,1}"), shape("f32[8192,16384]{1,0}"));
+    let plan = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap();
+    let src = buffer(plan.src_len(), true);
+    let mut dst = buffer(plan.dst_len(), true);
+    let mut group = c.benchmark_group("relayout/t2d_512MiB_threads");
+    group.throughput(Throughput::Bytes(plan.dst_len() as u64));
+    group.sample_size(10);
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        group.bench_function(BenchmarkId::new("plan", threads), |bench| {
+            bench.iter(|| pool.install(|| plan.run(black_box(&src), &mut dst).unwrap()));
+        });
+    }
+    group.finish();
+}
+
+#[cfg(not(feature = "rayon"))]
+fn bench_threads(_: &mut Criterion) {}
+
 fn relayout(c: &mut Criterion) {
+    if std::env::var("RELAYOUT_CASES").is_ok_and(|f| f == "threads") {
+        bench_threads(c);
+        return;
+    }
     let filter: Option<String> = std::env::var("RELAYOUT_CASES").ok();
     for case in cases() {
         if filter.as_ref().is_some_and(|f| !f.split(',').any(|n| n == case.name)) {

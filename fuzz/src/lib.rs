@@ -13,8 +13,8 @@ use std::fmt::Debug;
 
 use xla_shape::codec::{self, Decoded, XlaMessage};
 use xla_shape::physical::{PhysicalMap, Slot};
-use xla_shape::relayout::RelayoutPlan;
 use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto, TileProto};
+use xla_shape::relayout::RelayoutPlan;
 use xla_shape::validate::{self, LayoutMode};
 use xla_shape::{
     ArrayShape, Dim, Layout, PrimitiveType, Shape, ShapeBuf, bitcast, hlo, index, padding, size, text, util,
@@ -376,8 +376,9 @@ pub fn relayout(data: &[u8]) {
     let Ok(there) = RelayoutPlan::new(sa, sb) else { return };
     let back = RelayoutPlan::new(sb, sa).expect("the reverse of a valid plan is valid");
     let fill: Vec<u8> = bytes.0.to_vec();
-    let source: Vec<u8> =
-        (0..there.src_len()).map(|k| fill.get(k % fill.len().max(1)).copied().unwrap_or(k as u8)).collect();
+    let source: Vec<u8> = (0..there.src_len())
+        .map(|k| fill.get(k % fill.len().max(1)).copied().unwrap_or(u8::try_from(k % 251).unwrap_or(0)))
+        .collect();
     if let Some(short) = source.get(1..) {
         assert!(there.run(short, &mut vec![0; there.dst_len()]).is_err(), "{a} → {b}: a short source ran");
     }

@@ -56,6 +56,10 @@ pub(crate) fn execute(strategy: &Strategy, src_side: &Resolved, dst_side: &Resol
         }
         Strategy::Boxes { unit, blocks } => {
             for block in blocks {
+                #[cfg(feature = "rayon")]
+                if parallel::run_block(*unit, block, src, dst) {
+                    continue;
+                }
                 run_block(*unit, block, src, dst);
             }
         }
@@ -65,8 +69,12 @@ pub(crate) fn execute(strategy: &Strategy, src_side: &Resolved, dst_side: &Resol
 
 /// One box with its kernel.
 pub(crate) fn run_block(unit: Unit, block: &Block, src: &[u8], dst: &mut [u8]) {
-    let (s, d, axes) = (block.src, block.dst, &*block.axes);
-    match (unit, block.kernel) {
+    run_kernel(unit, block.kernel, block.src, block.dst, &block.axes, src, dst);
+}
+
+/// A kernel on a box given by its parts.
+fn run_kernel(unit: Unit, kernel: Kernel, s: i64, d: i64, axes: &[super::plan::Axis], src: &[u8], dst: &mut [u8]) {
+    match (unit, kernel) {
         (Unit::Bytes { width }, Kernel::Rows) => kernel::rows(src, dst, s, d, axes, width),
         (Unit::Bytes { width }, Kernel::Transpose { src_minor }) => match width {
             1 => kernel::transpose::<1>(src, dst, s, d, axes, src_minor),
@@ -128,5 +136,65 @@ fn general(unit: Unit, a: &Resolved, b: &Resolved, src: &[u8], dst: &mut [u8]) {
         if carried {
             return;
         }
+    }
+}
+
+/// Feature `rayon`: a box's outermost axis cut into pieces whose destination bytes are disjoint
+/// slices of the buffer (`par_chunks_mut`), run on rayon's pool. Safe Rust proves the pieces
+/// independent: each owns its slice.
+#[cfg(feature = "rayon")]
+mod parallel {
+    use rayon::prelude::*;
+
+    use super::{Block, Unit, run_kernel};
+    use crate::relayout::plan::Axis;
+
+    /// Boxes moving fewer bytes than this run on the calling thread.
+    const MIN_PARALLEL_BYTES: u64 = 1 << 20;
+    /// The most axes a piece keeps on the stack.
+    const MAX_AXES: usize = 16;
+    /// Pieces are whole multiples of this many outer indices (a multiple of every micro-tile).
+    const ALIGN: u64 = 64;
+
+    /// Runs the box in parallel if it splits; returns whether it did.
+    // Offsets and extents are those of a planned box: every element's bytes are inside the
+    // buffer, so the products and sums below stay within the buffer's length; `rest.len()` is
+    // below MAX_AXES (checked), so the piece's axes fit the stack array.
+    #[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+    pub(super) fn run_block(unit: Unit, block: &Block, src: &[u8], dst: &mut [u8]) -> bool {
+        let Unit::Bytes { width } = unit else { return false };
+        let Some((outer, rest)) = block.axes.split_first() else { return false };
+        let threads = u64::try_from(rayon::current_num_threads()).unwrap_or(1);
+        let (Ok(row), Ok(start)) = (u64::try_from(outer.dst), usize::try_from(block.dst)) else { return false };
+        if threads < 2
+            || rest.len() >= MAX_AXES
+            || row == 0
+            || outer.extent < 2
+            || row * outer.extent < MIN_PARALLEL_BYTES
+        {
+            return false;
+        }
+        // Every element of one outer index must land in its own `row` bytes.
+        let (mut low, mut high) = (0i64, i64::try_from(width).unwrap_or(i64::MAX));
+        for axis in rest {
+            let reach = axis.dst * crate::physical::to_i64(axis.extent - 1);
+            if reach < 0 { low += reach } else { high += reach }
+        }
+        if low < 0 || high > outer.dst {
+            return false;
+        }
+        let per = outer.extent.div_ceil(threads * 4).div_ceil(ALIGN) * ALIGN;
+        let Ok(chunk) = usize::try_from(per * row) else { return false };
+        let end = dst.len().min(start.saturating_add(usize::try_from(outer.extent * row).unwrap_or(usize::MAX)));
+        let Some(region) = dst.get_mut(start..end) else { return false };
+        region.par_chunks_mut(chunk).enumerate().for_each(|(k, piece)| {
+            let first = u64::try_from(k).unwrap_or(0) * per;
+            let mut axes = [Axis { extent: 1, src: 0, dst: 0 }; MAX_AXES];
+            axes[0] = Axis { extent: per.min(outer.extent - first), ..*outer };
+            axes[1..=rest.len()].copy_from_slice(rest);
+            let s = block.src + crate::physical::to_i64(first) * outer.src;
+            run_kernel(unit, block.kernel, s, 0, &axes[..=rest.len()], src, piece);
+        });
+        true
     }
 }

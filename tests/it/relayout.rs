@@ -414,3 +414,24 @@ fn strided_views_are_checked() {
     assert_eq!(out, f32_bytes([1., 2., 3., 4., 5., 6.]));
     assert!(plan.run_to_vec(&[0; 23]).is_err());
 }
+
+/// Feature `rayon`: boxes over 1 MiB split over the pool; the pieces give the sequential bytes.
+#[cfg(feature = "rayon")]
+#[test]
+fn parallel_runs_match_the_sequential_ones() {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let single = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    for (a, b) in [
+        ("f32[1000,700]{0,1}", "f32[1000,700]{1,0}"),
+        ("f32[7,300,200]{2,1,0}", "f32[7,300,200]{1,0,2}"),
+        ("bf16[1000,1000]{1,0:T(8,128)(2,1)}", "bf16[1000,1000]{1,0}"),
+        ("u8[3000,700]{1,0}", "u8[3000,700]{0,1}"),
+    ] {
+        let (a, b) = (shape(a), shape(b));
+        let plan = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap();
+        let input: Vec<u8> = (0..plan.src_len()).map(|k| u8::try_from(k % 253).unwrap()).collect();
+        let two = pool.install(|| plan.run_to_vec(&input)).unwrap();
+        let one = single.install(|| plan.run_to_vec(&input)).unwrap();
+        assert!(two == one, "{a} -> {b}");
+    }
+}
