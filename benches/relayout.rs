@@ -191,6 +191,24 @@ fn shape(text: &str) -> ShapeBuf {
     text.parse().expect("bench shape")
 }
 
+/// The naive odometer and ndarray baselines for `N`-byte elements held as `T`, each checked
+/// against the plan's bytes.
+fn baselines<const N: usize, T: bytemuck::Pod>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    case: &Case,
+    src: &[u8],
+    dst: &mut [u8],
+    check: &[u8],
+) {
+    group
+        .bench_function("naive", |bench| bench.iter(|| naive::<N>(black_box(src), dst, &case.dims, &case.src_strides)));
+    assert!(dst == check, "naive disagrees");
+    group.bench_function("ndarray", |bench| {
+        bench.iter(|| ndarray_assign::<T>(black_box(src), dst, &case.dims, &case.src_strides));
+    });
+    assert!(dst == check, "ndarray disagrees");
+}
+
 fn bench_case(c: &mut Criterion, case: &Case, huge: bool) {
     let (src_shape, dst_shape) = (shape(case.src), shape(case.dst));
     let (a, b) = (src_shape.as_array().unwrap(), dst_shape.as_array().unwrap());
@@ -209,26 +227,8 @@ fn bench_case(c: &mut Criterion, case: &Case, huge: bool) {
     let mut check = vec![0u8; plan.dst_len()];
     plan.run(&src, &mut check).unwrap();
     match width {
-        4 => {
-            group.bench_function("naive", |bench| {
-                bench.iter(|| naive::<4>(black_box(&src), &mut dst, &case.dims, &case.src_strides));
-            });
-            assert!(dst[..] == check[..], "naive disagrees");
-            group.bench_function("ndarray", |bench| {
-                bench.iter(|| ndarray_assign::<u32>(black_box(&src), &mut dst, &case.dims, &case.src_strides));
-            });
-            assert!(dst[..] == check[..], "ndarray disagrees");
-        }
-        _ => {
-            group.bench_function("naive", |bench| {
-                bench.iter(|| naive::<2>(black_box(&src), &mut dst, &case.dims, &case.src_strides));
-            });
-            assert!(dst[..] == check[..], "naive disagrees");
-            group.bench_function("ndarray", |bench| {
-                bench.iter(|| ndarray_assign::<u16>(black_box(&src), &mut dst, &case.dims, &case.src_strides));
-            });
-            assert!(dst[..] == check[..], "ndarray disagrees");
-        }
+        4 => baselines::<4, u32>(&mut group, case, &src, &mut dst, &check),
+        _ => baselines::<2, u16>(&mut group, case, &src, &mut dst, &check),
     }
     if case.physical {
         let (ma, mb) = (PhysicalMap::new(a).unwrap(), PhysicalMap::new(b).unwrap());
