@@ -155,20 +155,21 @@ where
     let (minor, inner) = pair;
     let (rows, j0, j1) = block;
     let m = <Bytes<N> as Width>::M as u64;
-    let n = N as i64;
+    let bytes = i64::try_from(N).unwrap_or(i64::MAX);
     let count = usize::try_from(j1.wrapping_sub(j0)).unwrap_or(0);
     // A short source-minor axis inside a contiguous source run (bf16 `(2,1)` sub-tiles → rows):
     // deinterleave the run into `rows` destination rows.
-    if minor.extent < m && minor.src == n && inner.src == n.wrapping_mul(crate::physical::to_i64(minor.extent)) {
-        let e = usize::try_from(minor.extent).unwrap_or(1);
+    if minor.extent < m && minor.src == bytes && inner.src == bytes.wrapping_mul(crate::physical::to_i64(minor.extent))
+    {
+        let span = usize::try_from(minor.extent).unwrap_or(1);
         let (from, to) = (step(s, j0, inner.src), step(d, j0, inner.dst));
-        let run = at(from).and_then(|f| src.get(f..f.wrapping_add(count.wrapping_mul(e).wrapping_mul(N))));
+        let run = at(from).and_then(|f| src.get(f..f.wrapping_add(count.wrapping_mul(span).wrapping_mul(N))));
         for i in 0..rows {
             let row_at = at(step(to, i, minor.dst));
             let row = row_at.and_then(|t| dst.get_mut(t..t.wrapping_add(count.wrapping_mul(N))));
             let skip = usize::try_from(i).unwrap_or(0).wrapping_mul(N);
             if let (Some(run), Some(row)) = (run, row) {
-                for (out, group) in row.chunks_exact_mut(N).zip(run.chunks_exact(e.wrapping_mul(N))) {
+                for (out, group) in row.chunks_exact_mut(N).zip(run.chunks_exact(span.wrapping_mul(N))) {
                     if let Some(value) = group.get(skip..skip.wrapping_add(N)) {
                         out.copy_from_slice(value);
                     }
@@ -181,21 +182,21 @@ where
     // sub-tiles): interleave `e` source rows into the run.
     if inner.extent < m
         && j0 == 0
-        && inner.dst == n
-        && minor.dst == n.wrapping_mul(crate::physical::to_i64(inner.extent))
+        && inner.dst == bytes
+        && minor.dst == bytes.wrapping_mul(crate::physical::to_i64(inner.extent))
     {
-        let e = count;
+        let span = count;
         let height = usize::try_from(rows).unwrap_or(0);
         let run_at = at(d);
-        let Some(run) = run_at.and_then(|t| dst.get_mut(t..t.wrapping_add(height.wrapping_mul(e).wrapping_mul(N))))
+        let Some(run) = run_at.and_then(|t| dst.get_mut(t..t.wrapping_add(height.wrapping_mul(span).wrapping_mul(N))))
         else {
             return;
         };
-        for j in 0..e {
+        for j in 0..span {
             let from = step(s, u64::try_from(j).unwrap_or(0), inner.src);
             let Some(row) = at(from).and_then(|f| src.get(f..f.wrapping_add(height.wrapping_mul(N)))) else { continue };
             let skip = j.wrapping_mul(N);
-            for (group, value) in run.chunks_exact_mut(e.wrapping_mul(N)).zip(row.chunks_exact(N)) {
+            for (group, value) in run.chunks_exact_mut(span.wrapping_mul(N)).zip(row.chunks_exact(N)) {
                 if let Some(out) = group.get_mut(skip..skip.wrapping_add(N)) {
                     out.copy_from_slice(value);
                 }

@@ -115,7 +115,9 @@ pub(crate) fn strategy(src: &Resolved, dst: &Resolved) -> Result<Strategy> {
             }
             out
         }
-        Unit::Bits { value, dst_slot } => blocks.into_iter().map(|b| finish_bits(b, value, dst_slot)).collect(),
+        Unit::Bits { value, dst_slot } => {
+            blocks.into_iter().map(|b| finish_bits(b, value, src.slot_bits, dst_slot)).collect()
+        }
     };
     let identity = matches!(unit, Unit::Bytes { width } if identical(&blocks, width, src, dst));
     Ok(if identity { Strategy::Identity } else { Strategy::Boxes { unit, blocks: blocks.into() } })
@@ -165,11 +167,13 @@ fn finish(block: Block, width: i64) -> Block {
 }
 
 /// Normalizes a box in bits and picks its kernel.
-fn finish_bits(block: Block, value: u32, dst_slot: u64) -> Block {
+fn finish_bits(block: Block, value: u32, src_slot: u64, dst_slot: u64) -> Block {
     let axes = normalize(block.axes.into_vec());
     let kernel = match axes.last() {
-        Some(inner) if value == 4 && dst_slot == 8 && inner.src == 4 && inner.dst == 8 => Kernel::Unpack,
-        Some(inner) if value == 4 && dst_slot == 4 && inner.src == 8 && inner.dst == 4 => Kernel::Pack,
+        Some(inner) if value == 4 && src_slot == 4 && dst_slot == 8 && inner.src == 4 && inner.dst == 8 => {
+            Kernel::Unpack
+        }
+        Some(inner) if value == 4 && src_slot == 8 && dst_slot == 4 && inner.src == 8 && inner.dst == 4 => Kernel::Pack,
         _ => Kernel::Elements,
     };
     Block { src: block.src, dst: block.dst, axes: axes.into(), kernel }

@@ -435,3 +435,13 @@ fn parallel_runs_match_the_sequential_ones() {
         assert!(two == one, "{a} -> {b}");
     }
 }
+
+/// A packed transpose whose inner source stride is 8 bits is not an unpacked source (found by
+/// the round-trip property).
+#[test]
+fn a_packed_transpose_is_not_a_pack() {
+    let (a, b) = (shape("s4[4,2]{0,1:E(4)}"), shape("s4[4,2]{1,0:E(4)}"));
+    let back = RelayoutPlan::new(b.as_array().unwrap(), a.as_array().unwrap()).unwrap();
+    // Row-major nibbles 0..8 → column-major: (0,0) (1,0) (2,0) (3,0) (0,1) …
+    assert_eq!(back.run_to_vec(&[0x10, 0x32, 0x54, 0x76]).unwrap(), [0x20, 0x64, 0x31, 0x75]);
+}
