@@ -1,8 +1,9 @@
 //! Decoding that loses nothing silently, and encoding.
 //!
 //! prost drops unknown fields and normalizes non-canonical encodings without a word (spec
-//! `schema.md` §6). Before prost decodes, a wire scanner that knows the field tables of the five
-//! messages walks the bytes once and reports
+//! `schema.md` §6). This module decodes in one pass instead: a wire scanner that knows the field
+//! tables of the five messages walks the bytes once, stores each known field into the message as
+//! prost would (same conversions, repeated fields pre-sized from packed records), and reports
 //!
 //! * every **unknown field** (its path, number and wire type) — including `ShapeProto` field 1, the
 //!   reserved `rank`;
@@ -40,6 +41,7 @@
 //! request.
 
 mod form;
+mod target;
 mod wire;
 
 use std::fmt;
@@ -49,6 +51,7 @@ use bytes::{Buf, BufMut};
 use crate::error::{Error, FieldPath, NonCanonicalKind, Result, WireType};
 use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
 
+pub(crate) use wire::{Fields, Value};
 pub use wire::{MAX_REPORTED, RECURSION_LIMIT};
 
 /// A message this module decodes and encodes: [`ShapeProto`], [`LayoutProto`] or
@@ -69,14 +72,20 @@ mod sealed {
     pub trait Sealed {
         const KIND: MessageKind;
 
+        fn target(&mut self) -> super::target::Target<'_>;
+
         fn convert_to_xla_form(&mut self) -> crate::Result<()>;
     }
 }
 
 macro_rules! xla_message {
-    ($message:ty, $kind:ident, $convert:path) => {
+    ($message:ty, $kind:ident, $target:ident, $convert:path) => {
         impl sealed::Sealed for $message {
             const KIND: wire::MessageKind = wire::MessageKind::$kind;
+
+            fn target(&mut self) -> target::Target<'_> {
+                target::Target::$target(self)
+            }
 
             fn convert_to_xla_form(&mut self) -> Result<()> {
                 $convert(self)
@@ -89,9 +98,9 @@ macro_rules! xla_message {
     };
 }
 
-xla_message!(ShapeProto, Shape, form::shape);
-xla_message!(LayoutProto, Layout, form::layout);
-xla_message!(ProgramShapeProto, ProgramShape, form::program_shape);
+xla_message!(ShapeProto, Shape, Shape, form::shape);
+xla_message!(LayoutProto, Layout, Layout, form::layout);
+xla_message!(ProgramShapeProto, ProgramShape, ProgramShape, form::program_shape);
 
 /// A field the schema does not define, which prost dropped.
 ///
@@ -199,6 +208,31 @@ impl WireReport {
     }
 }
 
+impl WireReport {
+    /// Appends `other`'s findings, keeping each list within [`MAX_REPORTED`] and counting the
+    /// rest (the report of several encodings read one after another).
+    pub(crate) fn absorb(&mut self, other: WireReport) {
+        fn append<T>(list: &mut Vec<T>, omitted: &mut usize, more: Vec<T>, more_omitted: usize) {
+            let room = MAX_REPORTED.saturating_sub(list.len());
+            let dropped = more.len().saturating_sub(room);
+            list.extend(more.into_iter().take(room));
+            *omitted = omitted.saturating_add(dropped).saturating_add(more_omitted);
+        }
+        append(
+            &mut self.unknown_fields,
+            &mut self.omitted_unknown_fields,
+            other.unknown_fields,
+            other.omitted_unknown_fields,
+        );
+        append(
+            &mut self.non_canonical,
+            &mut self.omitted_non_canonical,
+            other.non_canonical,
+            other.omitted_non_canonical,
+        );
+    }
+}
+
 /// One finding per line.
 impl fmt::Display for WireReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -251,8 +285,9 @@ pub struct Decoded<M> {
 /// * [`Error::NonCanonical`] for the first non-canonically encoded field.
 pub fn decode<M: XlaMessage>(buf: impl Buf) -> Result<M> {
     with_contiguous(buf, |bytes| {
-        wire::scan(M::KIND, bytes, true)?;
-        decode_with_prost(bytes)
+        let mut message = M::default();
+        wire::scan_into(M::KIND, message.target(), bytes, true)?;
+        Ok(message)
     })
 }
 
@@ -282,8 +317,9 @@ pub fn decode<M: XlaMessage>(buf: impl Buf) -> Result<M> {
 /// [`Error::Decode`] if the bytes are not a valid encoding of `M`.
 pub fn decode_lenient<M: XlaMessage>(buf: impl Buf) -> Result<Decoded<M>> {
     with_contiguous(buf, |bytes| {
-        let report = wire::scan(M::KIND, bytes, false)?;
-        Ok(Decoded { message: decode_with_prost(bytes)?, report })
+        let mut message = M::default();
+        let report = wire::scan_into(M::KIND, message.target(), bytes, false)?;
+        Ok(Decoded { message, report })
     })
 }
 
@@ -299,8 +335,20 @@ fn with_contiguous<T>(mut buf: impl Buf, f: impl FnOnce(&[u8]) -> Result<T>) -> 
     }
 }
 
-fn decode_with_prost<M: XlaMessage>(bytes: &[u8]) -> Result<M> {
+pub(crate) fn decode_with_prost<M: XlaMessage>(bytes: &[u8]) -> Result<M> {
     M::decode(bytes).map_err(|e| prost_error(M::NAME, &e))
+}
+
+/// Merges another encoding of `M` into `message`, as prost merges a repeated occurrence of a
+/// singular message field.
+pub(crate) fn merge_with_prost<M: XlaMessage>(message: &mut M, bytes: &[u8]) -> Result<()> {
+    message.merge(bytes).map_err(|e| prost_error(M::NAME, &e))
+}
+
+/// The lenient report of `bytes` as an encoding of `M`, without decoding it: the scan allocates
+/// nothing for canonical input, whatever its size.
+pub(crate) fn scan_lenient<M: XlaMessage>(bytes: &[u8]) -> Result<WireReport> {
+    wire::scan(M::KIND, bytes, false)
 }
 
 /// prost's error, with its `Message.field: ` prefixes (one per nesting level, innermost first,
@@ -328,7 +376,7 @@ fn prost_error(message: &'static str, error: &prost::DecodeError) -> Error {
         }
         n => format!("{rest} ({n} fields deep)"),
     };
-    Error::Decode { message, reason }
+    Error::decode(message, reason)
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -367,7 +415,7 @@ pub fn encode<M: XlaMessage>(message: &M) -> Vec<u8> {
 /// [`Error::LimitExceeded`] if `buf` cannot hold the encoding; nothing is written then.
 pub fn encode_to<M: XlaMessage>(message: &M, buf: &mut impl BufMut) -> Result<()> {
     message.encode(buf).map_err(|e| Error::LimitExceeded {
-        limit: "output buffer capacity",
+        limit: crate::error::Limit::OutputBufferCapacity,
         value: u64::try_from(e.required_capacity()).unwrap_or(u64::MAX),
         max: u64::try_from(e.remaining()).unwrap_or(u64::MAX),
     })
@@ -422,15 +470,13 @@ mod tests {
         }
         let prost = ShapeProto::decode(&bytes[..]).unwrap_err();
         assert!(prost.to_string().matches("ShapeProto.tuple_shapes: ").count() >= 100);
-        let Error::Decode { message, reason } = prost_error("ShapeProto", &prost) else { panic!() };
+        let Error::Decode(e) = prost_error("ShapeProto", &prost) else { panic!() };
+        let (message, reason) = (e.message, e.reason);
         assert_eq!(message, "ShapeProto");
         assert!(reason.starts_with("recursion limit reached ("), "{reason}");
         assert!(!reason.contains("tuple_shapes"), "{reason}");
 
         let plain = ShapeProto::decode(&[0x10][..]).unwrap_err();
-        assert_eq!(
-            prost_error("ShapeProto", &plain),
-            Error::Decode { message: "ShapeProto", reason: "invalid varint at element_type".into() }
-        );
+        assert_eq!(prost_error("ShapeProto", &plain), Error::decode("ShapeProto", "invalid varint at element_type"));
     }
 }

@@ -4,11 +4,12 @@
 //! `*`, no padding-adding sub-tile; always true for strided views), and through
 //! [`PhysicalMap`] otherwise.
 
-use crate::error::{Error, FieldPath, RelayoutProblem, Result};
-use crate::physical::{PhysicalMap, to_u64};
+use crate::error::{Error, FieldPath, Quantity, RelayoutProblem, Result};
+use crate::memory::extent::to_u64;
+use crate::memory::tiling::Digit;
+use crate::physical::PhysicalMap;
 use crate::primitive::PrimitiveType;
 use crate::shape::ArrayShape;
-use crate::tiling::Digit;
 
 /// A buffer described by byte strides, as numpy's `__array_interface__`, `DLPack` and PJRT's
 /// `byte_strides` describe it: element `I` starts at byte `offset + Σ I[d] · byte_strides[d]`.
@@ -38,7 +39,7 @@ fn relayout_error(problem: RelayoutProblem) -> Error {
     Error::Relayout(Box::new(problem))
 }
 
-fn overflow(what: &'static str) -> Error {
+fn overflow(what: Quantity) -> Error {
     Error::Overflow { path: FieldPath::root().field("relayout"), what }
 }
 
@@ -69,16 +70,16 @@ impl StridedView {
                 #[allow(clippy::arithmetic_side_effects)]
                 let reach = i128::from(d - 1) * i128::from(s);
                 if reach < 0 {
-                    low = low.checked_add(reach).ok_or_else(|| overflow("view offset"))?;
+                    low = low.checked_add(reach).ok_or_else(|| overflow(Quantity::BufferOffset))?;
                 } else {
-                    high = high.checked_add(reach).ok_or_else(|| overflow("view offset"))?;
+                    high = high.checked_add(reach).ok_or_else(|| overflow(Quantity::BufferOffset))?;
                 }
             }
         }
         let end = if dimensions.contains(&0) {
             0
         } else {
-            high.checked_add(i128::from(width)).ok_or_else(|| overflow("view offset"))?
+            high.checked_add(i128::from(width)).ok_or_else(|| overflow(Quantity::BufferOffset))?
         };
         if low < 0 {
             return Err(relayout_error(RelayoutProblem::BeforeBuffer {
@@ -86,8 +87,10 @@ impl StridedView {
             }));
         }
         // Bit offsets (×8) of every element must fit in i64 too.
-        let end =
-            u64::try_from(end).ok().filter(|&e| e <= (i64::MAX as u64) / 8).ok_or_else(|| overflow("view end"))?;
+        let end = u64::try_from(end)
+            .ok()
+            .filter(|&e| e <= (i64::MAX as u64) / 8)
+            .ok_or_else(|| overflow(Quantity::BufferOffset))?;
         Ok(Self { element_type, dimensions: dimensions.into(), byte_strides: byte_strides.into(), offset, end })
     }
 
@@ -114,7 +117,7 @@ impl StridedView {
             stride = i64::try_from(d)
                 .ok()
                 .and_then(|d| stride.checked_mul(d.max(1)))
-                .ok_or_else(|| overflow("view size"))?;
+                .ok_or_else(|| overflow(Quantity::ShapeSize))?;
         }
         Self::new(element_type, dimensions, &strides, 0)
     }
@@ -238,7 +241,7 @@ impl Resolved {
             value_bits: width * 8,
             len: view.end,
             exact: false,
-            base: crate::physical::to_i64(view.offset) * 8,
+            base: crate::memory::extent::to_i64(view.offset) * 8,
             digits: Some(digits),
             map: None,
             prefill: Prefill::None,
@@ -253,10 +256,10 @@ impl Resolved {
         let value_bits = slot_bits.min(container);
         // Every bit offset must fit in i64 (kernels compute signed offsets).
         let storage_bits = map.storage_slots().checked_mul(slot_bits).filter(|&b| i64::try_from(b).is_ok());
-        storage_bits.ok_or_else(|| overflow("storage bits"))?;
-        let bounds: Box<[u64]> = crate::padding::bounds(shape, "relayout")?.into();
+        storage_bits.ok_or_else(|| overflow(Quantity::StorageBits))?;
+        let bounds: Box<[u64]> = crate::memory::extent::bounds(shape, "relayout")?.into();
         let elements =
-            bounds.iter().try_fold(1u64, |a, &b| a.checked_mul(b)).ok_or_else(|| overflow("element count"))?;
+            bounds.iter().try_fold(1u64, |a, &b| a.checked_mul(b)).ok_or_else(|| overflow(Quantity::ElementCount))?;
         let prefill = match super::fill::legacy_pattern(shape)? {
             Some(pattern) => Prefill::Pattern { pattern, raw_slots: map.raw_slots() },
             // Padding slots, bits of wide slots above the value, or a last byte's unused bits.
@@ -292,7 +295,7 @@ impl Resolved {
                 .zip(digits.iter())
                 .fold(self.base, |acc, (&i, chain)| acc.wrapping_add(digit_offset(to_u64(i), chain))),
             (None, Some(map)) => {
-                crate::physical::to_i64(map.slot_unchecked_bounds(index).get().wrapping_mul(self.slot_bits))
+                crate::memory::extent::to_i64(map.slot_unchecked_bounds(index).get().wrapping_mul(self.slot_bits))
             }
             (None, None) => self.base,
         }
@@ -315,7 +318,7 @@ fn digit_offset(i: u64, chain: &[DimDigit]) -> i64 {
             }
             None => rest,
         };
-        total = total.wrapping_add(crate::physical::to_i64(value).wrapping_mul(digit.stride));
+        total = total.wrapping_add(crate::memory::extent::to_i64(value).wrapping_mul(digit.stride));
     }
     total
 }
@@ -326,7 +329,7 @@ fn digit_offset(i: u64, chain: &[DimDigit]) -> i64 {
 // the storage bits, which the caller checked fit in i64.
 #[allow(clippy::arithmetic_side_effects)]
 fn layout_digits(shape: ArrayShape<'_>, slot_bits: u64, rank: usize) -> Option<Box<[Box<[DimDigit]>]>> {
-    let plan = crate::tiling::plan_of(shape, "relayout").ok()?;
+    let plan = crate::memory::tiling::plan_of(shape, "relayout").ok()?;
     let physical: Vec<usize> = shape.minor_to_major().iter().rev().map(crate::shape::Dim::index).collect();
     let digits: Vec<Digit> = if plan.stages.is_empty() {
         physical.iter().map(|&dim| Digit::Of { dim, weight: 1, radix: None }).collect()
@@ -345,7 +348,7 @@ fn layout_digits(shape: ArrayShape<'_>, slot_bits: u64, rank: usize) -> Option<B
         }
         stride = stride.checked_mul(extent)?;
     }
-    let bounds = crate::padding::extents(shape, "relayout").ok()?;
+    let bounds = crate::memory::extent::extents(shape, "relayout").ok()?;
     let mut out = Vec::with_capacity(rank);
     for (chain, &extent) in per_dim.iter_mut().zip(&bounds) {
         chain.sort_by_key(|&(w, _, _)| w);

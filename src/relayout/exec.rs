@@ -38,7 +38,7 @@ pub(crate) fn prefill(dst: &Resolved, buf: &mut [u8]) {
             } else {
                 let slot = dst.slot_bits;
                 for k in 0..raw_slots {
-                    let offset = crate::physical::to_i64(k.wrapping_mul(slot));
+                    let offset = crate::memory::extent::to_i64(k.wrapping_mul(slot));
                     kernel::write_bits(buf, offset, slot, pattern);
                 }
             }
@@ -127,7 +127,7 @@ fn general(unit: Unit, a: &Resolved, b: &Resolved, src: &[u8], dst: &mut [u8]) {
         let mut carried = true;
         for (i, &bound) in index.iter_mut().zip(a.bounds.iter()).rev() {
             *i = i.wrapping_add(1);
-            if crate::physical::to_u64(*i) < bound {
+            if crate::memory::extent::to_u64(*i) < bound {
                 carried = false;
                 break;
             }
@@ -177,7 +177,7 @@ mod parallel {
         // Every element of one outer index must land in its own `row` bytes.
         let (mut low, mut high) = (0i64, i64::try_from(width).unwrap_or(i64::MAX));
         for axis in rest {
-            let reach = axis.dst * crate::physical::to_i64(axis.extent - 1);
+            let reach = axis.dst * crate::memory::extent::to_i64(axis.extent - 1);
             if reach < 0 { low += reach } else { high += reach }
         }
         if low < 0 || high > outer.dst {
@@ -192,7 +192,7 @@ mod parallel {
             let mut axes = [Axis { extent: 1, src: 0, dst: 0 }; MAX_AXES];
             axes[0] = Axis { extent: per.min(outer.extent - first), ..*outer };
             axes[1..=rest.len()].copy_from_slice(rest);
-            let s = block.src + crate::physical::to_i64(first) * outer.src;
+            let s = block.src + crate::memory::extent::to_i64(first) * outer.src;
             run_kernel(unit, block.kernel, s, 0, &axes[..=rest.len()], src, piece);
         });
         true
