@@ -364,6 +364,7 @@ pub mod make;
 mod memory;
 pub mod primitive;
 pub mod proto;
+pub mod relayout;
 #[cfg(feature = "serde")]
 pub mod serde;
 pub mod shape;

@@ -14,6 +14,7 @@ use std::fmt::Debug;
 use xla_shape::codec::{self, Decoded, XlaMessage};
 use xla_shape::physical::{PhysicalMap, Slot};
 use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto, TileProto};
+use xla_shape::relayout::RelayoutPlan;
 use xla_shape::validate::{self, LayoutMode};
 use xla_shape::{
     ArrayShape, Dim, Layout, PrimitiveType, Shape, ShapeBuf, bitcast, hlo, index, padding, size, text, util,
@@ -354,6 +355,62 @@ pub fn index(data: &[u8]) {
             }
         }
         assert_eq!(held, elements, "{shape}: {held} slots hold an element, but it has {elements} elements");
+    }
+}
+
+/// Target `relayout`: bytes → two valid layouts of one array (any type, rank ≤ 6, tiles with `*`
+/// and rank extension, element sizes, tail and legacy padding) and the source bytes; the plan
+/// either refuses with an error or moves every element's value bits to where the destination's
+/// `PhysicalMap` puts them, and back again (A → B → A keeps every element).
+pub fn relayout(data: &[u8]) {
+    let mut bytes = Bytes(data);
+    let Some(a) = array_from_bytes(&mut bytes) else { return };
+    let Some(b) = array_from_bytes(&mut bytes) else { return };
+    let mut proto = b.proto().clone();
+    proto.element_type = a.proto().element_type;
+    proto.dimensions.clone_from(&a.proto().dimensions);
+    proto.is_dynamic_dimension.clone_from(&a.proto().is_dynamic_dimension);
+    if let Some(layout) = proto.layout.as_mut() {
+        layout.padding_value = i32::from(bytes.next() % 7);
+    }
+    let Ok(b) = ShapeBuf::try_from_proto(proto) else { return };
+    let (Some(sa), Some(sb)) = (a.as_array(), b.as_array()) else { return };
+    let (Ok(ma), Ok(mb)) = (PhysicalMap::new(sa), PhysicalMap::new(sb)) else { return };
+    if ma.storage_bytes() > 1 << 16 || mb.storage_bytes() > 1 << 16 {
+        return;
+    }
+    let Ok(there) = RelayoutPlan::new(sa, sb) else { return };
+    let back = RelayoutPlan::new(sb, sa).expect("the reverse of a valid plan is valid");
+    let fill: Vec<u8> = bytes.0.to_vec();
+    let source: Vec<u8> = (0..there.src_len())
+        .map(|k| fill.get(k % fill.len().max(1)).copied().unwrap_or(u8::try_from(k % 251).unwrap_or(0)))
+        .collect();
+    if let Some(short) = source.get(1..) {
+        assert!(there.run(short, &mut vec![0; there.dst_len()]).is_err(), "{a} → {b}: a short source ran");
+    }
+    let middle = there.run_to_vec(&source).expect("buffers of the planned lengths");
+    let again = back.run_to_vec(&middle).expect("buffers of the planned lengths");
+    let container = u64::from(sa.element_type().byte_width().unwrap_or(1)) * 8;
+    let (va, vb) = (ma.bits_per_slot().min(container), mb.bits_per_slot().min(container));
+    let keep = va.min(vb);
+    let read = |buf: &[u8], at: u64, bits: u64| -> u128 {
+        (0..bits.min(128)).fold(0, |v, k| v | (u128::from((buf[((at + k) / 8) as usize] >> ((at + k) % 8)) & 1) << k))
+    };
+    let dims: Vec<i64> = sa.dimensions().to_vec();
+    if dims.iter().any(|&d| d <= 0) {
+        return;
+    }
+    let mut index = vec![0i64; dims.len()];
+    loop {
+        let (oa, ob) = (ma.bit_offset(&index).expect("in bounds"), mb.bit_offset(&index).expect("in bounds"));
+        let want = read(&source, oa, keep);
+        assert_eq!(read(&middle, ob, mb.bits_per_slot()), want, "{a} → {b}: element {index:?}");
+        assert_eq!(read(&again, oa, keep), want, "{a} → {b} → back: element {index:?}");
+        let Some(d) = (0..dims.len()).rev().find(|&d| index[d] + 1 < dims[d]) else { break };
+        index[d] += 1;
+        for later in &mut index[d + 1..] {
+            *later = 0;
+        }
     }
 }
 

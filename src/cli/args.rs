@@ -35,6 +35,32 @@ pub enum Command {
     Draw(DrawArgs),
     /// List and validate every shape in a serialized `HloModuleProto` (or `HloProto`, `HloSnapshot`).
     Hlo(HloArgs),
+    /// Move an array's bytes from layout FROM to layout TO: reads FROM's physical bytes (FILE or
+    /// stdin), writes TO's (stdout or --output).
+    Relayout(RelayoutArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RelayoutArgs {
+    /// FROM as a serialized `ShapeProto` file (the only way to state legacy padding).
+    #[arg(long, value_name = "FILE", conflicts_with = "npy_in")]
+    pub from_file: Option<PathBuf>,
+    /// TO as a serialized `ShapeProto` file.
+    #[arg(long, value_name = "FILE", conflicts_with = "npy_out")]
+    pub to_file: Option<PathBuf>,
+    /// The input is a `.npy` file: FROM is its dtype, shape and order (give no FROM).
+    #[arg(long)]
+    pub npy_in: bool,
+    /// Write a row-major `.npy` file of TO's element type and dimensions (give no TO).
+    #[arg(long)]
+    pub npy_out: bool,
+    /// Write here instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// FROM (unless --from-file or --npy-in), TO (unless --to-file or --npy-out), then FILE
+    /// (default: stdin).
+    #[arg(value_name = "FROM|TO|FILE", num_args = 0..=3)]
+    pub operands: Vec<String>,
 }
 
 /// Which message serialized bytes hold.

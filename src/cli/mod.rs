@@ -89,6 +89,7 @@ where
         Command::Map(args) => cmd::map::run(args, &mut io),
         Command::Draw(args) => cmd::draw::run(args, &mut io),
         Command::Hlo(args) => cmd::hlo::run(args, &mut io),
+        Command::Relayout(args) => cmd::relayout::run(args, &mut io),
     };
     match result {
         Ok(status) => status.code(),

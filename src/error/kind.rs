@@ -147,6 +147,8 @@ pub enum Quantity {
     StorageSlots,
     /// The bits of a buffer.
     StorageBits,
+    /// A byte or bit offset into a buffer (a strided view, a relayout).
+    BufferOffset,
 }
 
 impl fmt::Display for Quantity {
@@ -165,6 +167,7 @@ impl fmt::Display for Quantity {
             Self::ByteStride => "byte stride",
             Self::StorageSlots => "storage slots",
             Self::StorageBits => "storage bits",
+            Self::BufferOffset => "buffer offset",
         })
     }
 }

@@ -16,11 +16,13 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 mod kind;
 mod path;
 mod problem;
+mod relayout;
 mod wire;
 
 pub use kind::{Limit, Quantity, RangeKind, ShapeCategory, SparseField};
 pub use path::FieldPath;
 pub use problem::{ArgumentProblem, CopyMismatch, Extreme, LayoutProblem, StructureProblem};
+pub use relayout::{RelayoutProblem, RelayoutSide};
 pub use wire::{NonCanonicalKind, WireType};
 
 /// Bytes that are not a valid protobuf encoding ([`Error::Decode`]).
@@ -242,6 +244,11 @@ pub enum Error {
         /// The dimension.
         dimension: usize,
     },
+
+    /// A relayout's endpoints do not describe the same array, or a buffer or strided view does
+    /// not fit (boxed: keeps `Error` small).
+    #[error("relayout: {0}")]
+    Relayout(Box<RelayoutProblem>),
 
     /// An input exceeds a limit that protects the process.
     #[error("{limit} limit exceeded: {value} is more than {max}")]

@@ -63,6 +63,11 @@ fn index_corpus() {
     replay("index", checks::index);
 }
 
+#[test]
+fn relayout_corpus() {
+    replay("relayout", checks::relayout);
+}
+
 #[cfg(feature = "cli")]
 #[test]
 fn cli_corpus() {

@@ -18,6 +18,8 @@ mod cli_flags;
 mod cli_hlo;
 #[cfg(feature = "cli")]
 mod cli_lost;
+#[cfg(feature = "cli")]
+mod cli_relayout;
 mod codec;
 #[cfg(feature = "draw")]
 mod draw;
@@ -27,6 +29,7 @@ mod hlo;
 mod index;
 mod make;
 mod padding;
+mod relayout;
 mod schema;
 mod seeds;
 mod serde;

@@ -8,6 +8,7 @@ pub mod hlo;
 pub mod info;
 pub mod map;
 pub mod offset;
+pub mod relayout;
 pub mod validate;
 
 use crate::{ArrayShape, ShapeBuf};

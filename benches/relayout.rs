@@ -1,0 +1,331 @@
+//! Relayout speed (issue 14): every case with its baselines in the same group — memcpy of the
+//! same bytes, a naive odometer loop, ndarray's `assign` of a permuted view, and for tiled and
+//! sub-byte cases the per-element `PhysicalMap` loop.
+//!
+//! Buffers are anonymous maps advised `NoHugePage` (4 KiB pages) or `HugePage` (transparent
+//! huge pages; the `/huge` groups). The cases move 64 MiB (s4: 32 MiB packed, 64 MiB unpacked):
+//! run with short times, e.g.
+//! `cargo bench --bench relayout -- --warm-up-time 1 --measurement-time 3`.
+#![allow(missing_docs)]
+// criterion_group! generates undocumented public functions
+// Bench code: buffers are far below 4 GiB, offsets are small, and the loops read best short.
+#![allow(clippy::cast_possible_truncation, clippy::many_single_char_names, clippy::single_match_else)]
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use memmap2::{Advice, MmapMut};
+use ndarray::ShapeBuilder;
+use std::hint::black_box;
+use xla_shape::relayout::RelayoutPlan;
+use xla_shape::{PhysicalMap, ShapeBuf};
+
+/// A relayout case: the shapes, and the same move written as a strided copy for the baselines
+/// (`dims` in destination order, the destination dense, `src_strides` in elements).
+struct Case {
+    name: &'static str,
+    src: &'static str,
+    dst: &'static str,
+    dims: Vec<usize>,
+    src_strides: Vec<usize>,
+    /// Whether the per-element `PhysicalMap` loop is a baseline.
+    physical: bool,
+    /// Whether the case also runs on huge pages.
+    huge: bool,
+}
+
+/// Row-major strides of `dims`.
+fn dense(dims: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; dims.len()];
+    for k in (0..dims.len().saturating_sub(1)).rev() {
+        s[k] = s[k + 1] * dims[k + 1];
+    }
+    s
+}
+
+/// The strides of a row-major array of `dims`, read in the order `perm` (destination dimension
+/// `k` is source dimension `perm[k]`).
+fn permuted(dims: &[usize], perm: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let s = dense(dims);
+    (perm.iter().map(|&p| dims[p]).collect(), perm.iter().map(|&p| s[p]).collect())
+}
+
+fn cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    let mut add = |name, src, dst, (dims, src_strides): (Vec<usize>, Vec<usize>), physical, huge| {
+        out.push(Case { name, src, dst, dims, src_strides, physical, huge });
+    };
+    // dst {1,0} of a {0,1} source: the source is row-major [4096 (dim 1), 4096 (dim 0)].
+    add("t2d", "f32[4096,4096]{0,1}", "f32[4096,4096]{1,0}", permuted(&[4096, 4096], &[1, 0]), false, true);
+    // Destination major-to-minor (2,0,1) of a row-major source.
+    add(
+        "r3",
+        "f32[256,256,256]{2,1,0}",
+        "f32[256,256,256]{1,0,2}",
+        permuted(&[256, 256, 256], &[2, 0, 1]),
+        false,
+        true,
+    );
+    add(
+        "nchw_nhwc",
+        "f32[16,64,128,128]{3,2,1,0}",
+        "f32[16,64,128,128]{1,3,2,0}",
+        permuted(&[16, 64, 128, 128], &[0, 2, 3, 1]),
+        false,
+        true,
+    );
+    add(
+        "r4",
+        "f32[64,64,64,64]{3,2,1,0}",
+        "f32[64,64,64,64]{3,1,2,0}",
+        permuted(&[64, 64, 64, 64], &[0, 2, 1, 3]),
+        false,
+        false,
+    );
+    add(
+        "r5",
+        "f32[128,128,64,4,4]{4,3,2,1,0}",
+        "f32[128,128,64,4,4]{2,4,1,3,0}",
+        permuted(&[128, 128, 64, 4, 4], &[0, 3, 1, 4, 2]),
+        false,
+        false,
+    );
+    add("identical", "f32[4096,4096]{1,0}", "f32[4096,4096]{1,0}", permuted(&[4096, 4096], &[0, 1]), false, false);
+    // Tiled source [R/8, C/128, 8, 128] read in row-major order [R/8, 8, C/128, 128].
+    add(
+        "f32_t8x128_to_rm",
+        "f32[4096,4096]{1,0:T(8,128)}",
+        "f32[4096,4096]{1,0}",
+        permuted(&[512, 32, 8, 128], &[0, 2, 1, 3]),
+        true,
+        false,
+    );
+    // Row-major source [R/8, 8, C/128, 128] written in tiled order [R/8, C/128, 8, 128].
+    add(
+        "f32_rm_to_t8x128",
+        "f32[4096,4096]{1,0}",
+        "f32[4096,4096]{1,0:T(8,128)}",
+        permuted(&[512, 8, 32, 128], &[0, 2, 1, 3]),
+        true,
+        false,
+    );
+    // bf16 T(8,128)(2,1): physical [R/8, C/128, 4, 128, 2] read as [R/8, 4, 2, C/128, 128].
+    add(
+        "bf16_t8x128x2_to_rm",
+        "bf16[4096,8192]{1,0:T(8,128)(2,1)}",
+        "bf16[4096,8192]{1,0}",
+        permuted(&[512, 64, 4, 128, 2], &[0, 2, 4, 1, 3]),
+        true,
+        false,
+    );
+    add(
+        "bf16_rm_to_t8x128x2",
+        "bf16[4096,8192]{1,0}",
+        "bf16[4096,8192]{1,0:T(8,128)(2,1)}",
+        permuted(&[512, 4, 2, 64, 128], &[0, 3, 1, 4, 2]),
+        true,
+        false,
+    );
+    out
+}
+
+/// An anonymous map of `len` bytes, advised for huge or 4 KiB pages, touched once.
+fn buffer(len: usize, huge: bool) -> MmapMut {
+    let mut map = MmapMut::map_anon(len).expect("anonymous map");
+    map.advise(if huge { Advice::HugePage } else { Advice::NoHugePage }).expect("madvise");
+    for (k, b) in map.iter_mut().enumerate() {
+        *b = (k % 251) as u8;
+    }
+    map
+}
+
+/// The naive loop: an odometer over the destination order, one element at a time.
+fn naive<const N: usize>(src: &[u8], dst: &mut [u8], dims: &[usize], src_strides: &[usize]) {
+    let mut index = vec![0usize; dims.len()];
+    let mut src_offset = 0usize;
+    for out in dst.chunks_exact_mut(N) {
+        out.copy_from_slice(&src[src_offset * N..src_offset * N + N]);
+        for k in (0..dims.len()).rev() {
+            index[k] += 1;
+            src_offset += src_strides[k];
+            if index[k] < dims[k] {
+                break;
+            }
+            src_offset -= src_strides[k] * dims[k];
+            index[k] = 0;
+        }
+    }
+}
+
+/// ndarray: `assign` of the source viewed with the permuted strides.
+fn ndarray_assign<T: bytemuck::Pod>(src: &[u8], dst: &mut [u8], dims: &[usize], src_strides: &[usize]) {
+    let src: &[T] = bytemuck::cast_slice(src);
+    let dst: &mut [T] = bytemuck::cast_slice_mut(dst);
+    let view =
+        ndarray::ArrayView::from_shape(ndarray::IxDyn(dims).strides(ndarray::IxDyn(src_strides)), src).expect("view");
+    let mut out = ndarray::ArrayViewMut::from_shape(ndarray::IxDyn(dims), dst).expect("dense");
+    out.assign(&view);
+}
+
+/// The per-element loop through both `PhysicalMap`s, whole bytes.
+fn physical_loop<const N: usize>(src: &[u8], dst: &mut [u8], a: &PhysicalMap, b: &PhysicalMap, dims: &[i64]) {
+    let mut index = vec![0i64; dims.len()];
+    loop {
+        let s = (a.slot_unchecked_bounds(&index).get() as usize) * N;
+        let d = (b.slot_unchecked_bounds(&index).get() as usize) * N;
+        dst[d..d + N].copy_from_slice(&src[s..s + N]);
+        let mut k = dims.len();
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            index[k] += 1;
+            if index[k] < dims[k] {
+                break;
+            }
+            index[k] = 0;
+        }
+    }
+}
+
+fn shape(text: &str) -> ShapeBuf {
+    text.parse().expect("bench shape")
+}
+
+/// The naive odometer and ndarray baselines for `N`-byte elements held as `T`, each checked
+/// against the plan's bytes.
+fn baselines<const N: usize, T: bytemuck::Pod>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    case: &Case,
+    src: &[u8],
+    dst: &mut [u8],
+    check: &[u8],
+) {
+    group
+        .bench_function("naive", |bench| bench.iter(|| naive::<N>(black_box(src), dst, &case.dims, &case.src_strides)));
+    assert!(dst == check, "naive disagrees");
+    group.bench_function("ndarray", |bench| {
+        bench.iter(|| ndarray_assign::<T>(black_box(src), dst, &case.dims, &case.src_strides));
+    });
+    assert!(dst == check, "ndarray disagrees");
+}
+
+fn bench_case(c: &mut Criterion, case: &Case, huge: bool) {
+    let (src_shape, dst_shape) = (shape(case.src), shape(case.dst));
+    let (a, b) = (src_shape.as_array().unwrap(), dst_shape.as_array().unwrap());
+    let plan = RelayoutPlan::new(a, b).unwrap();
+    let width = a.element_type().byte_width().unwrap() as usize;
+    let src = buffer(plan.src_len(), huge);
+    let mut dst = buffer(plan.dst_len(), huge);
+    let copy_src = buffer(plan.dst_len(), huge);
+    let name = if huge { format!("relayout/{}/huge", case.name) } else { format!("relayout/{}", case.name) };
+    let mut group = c.benchmark_group(name);
+    group.throughput(Throughput::Bytes(plan.dst_len() as u64));
+    group.sample_size(10);
+    group.bench_function("memcpy", |bench| bench.iter(|| dst.copy_from_slice(black_box(&copy_src))));
+    group.bench_function("plan", |bench| bench.iter(|| plan.run(black_box(&src), &mut dst).unwrap()));
+    // Correctness of the baselines: they agree with the plan.
+    let mut check = vec![0u8; plan.dst_len()];
+    plan.run(&src, &mut check).unwrap();
+    match width {
+        4 => baselines::<4, u32>(&mut group, case, &src, &mut dst, &check),
+        _ => baselines::<2, u16>(&mut group, case, &src, &mut dst, &check),
+    }
+    if case.physical {
+        let (ma, mb) = (PhysicalMap::new(a).unwrap(), PhysicalMap::new(b).unwrap());
+        let dims = a.dimensions().to_vec();
+        match width {
+            4 => group.bench_function("physical_map", |bench| {
+                bench.iter(|| physical_loop::<4>(black_box(&src), &mut dst, &ma, &mb, &dims));
+            }),
+            _ => group.bench_function("physical_map", |bench| {
+                bench.iter(|| physical_loop::<2>(black_box(&src), &mut dst, &ma, &mb, &dims));
+            }),
+        };
+        assert!(dst[..] == check[..], "physical map loop disagrees");
+    }
+    group.finish();
+}
+
+/// s4 packed (`E(4)`) ↔ unpacked (one per byte): the plan against the per-element bit loop.
+fn bench_s4(c: &mut Criterion) {
+    const N: i64 = 1 << 25;
+    for (name, src_text, dst_text) in [
+        ("s4_unpack", "s4[33554432]{0:E(4)}", "s4[33554432]{0}"),
+        ("s4_pack", "s4[33554432]{0}", "s4[33554432]{0:E(4)}"),
+    ] {
+        let (src_shape, dst_shape) = (shape(src_text), shape(dst_text));
+        let (a, b) = (src_shape.as_array().unwrap(), dst_shape.as_array().unwrap());
+        let plan = RelayoutPlan::new(a, b).unwrap();
+        let (ma, mb) = (PhysicalMap::new(a).unwrap(), PhysicalMap::new(b).unwrap());
+        let src = buffer(plan.src_len(), false);
+        let mut dst = buffer(plan.dst_len(), false);
+        let copy_src = buffer(plan.dst_len(), false);
+        let mut group = c.benchmark_group(format!("relayout/{name}"));
+        group.throughput(Throughput::Bytes(plan.dst_len() as u64));
+        group.sample_size(10);
+        group.bench_function("memcpy", |bench| bench.iter(|| dst.copy_from_slice(black_box(&copy_src))));
+        group.bench_function("plan", |bench| bench.iter(|| plan.run(black_box(&src), &mut dst).unwrap()));
+        let mut check = vec![0u8; plan.dst_len()];
+        plan.run(&src, &mut check).unwrap();
+        let (sb, db) = (ma.bits_per_slot(), mb.bits_per_slot());
+        group.bench_function(BenchmarkId::new("physical_map", "bits"), |bench| {
+            bench.iter(|| {
+                dst.fill(0);
+                for i in 0..N {
+                    let s = ma.slot_unchecked_bounds(&[i]).get() * sb;
+                    let d = mb.slot_unchecked_bounds(&[i]).get() * db;
+                    let v = (src[(s / 8) as usize] >> (s % 8)) & 0xF;
+                    let byte = &mut dst[(d / 8) as usize];
+                    *byte = (*byte & !(0xF << (d % 8))) | (v << (d % 8));
+                }
+            });
+        });
+        assert!(dst[..] == check[..], "bit loop disagrees");
+        group.finish();
+    }
+}
+
+/// Feature `rayon`: t2d at 512 MiB (f32[8192,16384]) on one thread and on two, huge pages.
+#[cfg(feature = "rayon")]
+fn bench_threads(c: &mut Criterion) {
+    let (a, b) = (shape("f32[8192,16384]{0,1}"), shape("f32[8192,16384]{1,0}"));
+    let plan = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap();
+    let src = buffer(plan.src_len(), true);
+    let mut dst = buffer(plan.dst_len(), true);
+    let mut group = c.benchmark_group("relayout/t2d_512MiB_threads");
+    group.throughput(Throughput::Bytes(plan.dst_len() as u64));
+    group.sample_size(10);
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        group.bench_function(BenchmarkId::new("plan", threads), |bench| {
+            bench.iter(|| pool.install(|| plan.run(black_box(&src), &mut dst).unwrap()));
+        });
+    }
+    group.finish();
+}
+
+#[cfg(not(feature = "rayon"))]
+fn bench_threads(_: &mut Criterion) {}
+
+fn relayout(c: &mut Criterion) {
+    if std::env::var("RELAYOUT_CASES").is_ok_and(|f| f == "threads") {
+        bench_threads(c);
+        return;
+    }
+    let filter: Option<String> = std::env::var("RELAYOUT_CASES").ok();
+    for case in cases() {
+        if filter.as_ref().is_some_and(|f| !f.split(',').any(|n| n == case.name)) {
+            continue;
+        }
+        bench_case(c, &case, false);
+        if case.huge {
+            bench_case(c, &case, true);
+        }
+    }
+    if filter.as_ref().is_none_or(|f| f.split(',').any(|n| n == "s4")) {
+        bench_s4(c);
+    }
+}
+
+criterion_group!(benches, relayout);
+criterion_main!(benches);

@@ -1,0 +1,466 @@
+//! The kernels: what moves the elements of one box. All safe code: slices are reached with
+//! `get`, so an offset the plan got wrong would skip an element (and the property tests would
+//! see it), never read or write outside a buffer.
+//!
+//! Offsets are `i64` (strides may be negative); the plan guarantees that every element's offset
+//! is inside its buffer.
+
+use super::plan::Axis;
+
+/// An offset as a slice position (`None` for a negative one, which the plan never produces).
+#[inline]
+fn at(offset: i64) -> Option<usize> {
+    usize::try_from(offset).ok()
+}
+
+/// `base + k · stride`, wrapping (exact for every element of a planned box).
+#[inline]
+fn step(base: i64, k: u64, stride: i64) -> i64 {
+    base.wrapping_add(crate::memory::extent::to_i64(k).wrapping_mul(stride))
+}
+
+/// Calls `f(src, dst)` at every position of `axes` (outermost first), starting at `(src, dst)`.
+/// Recursion depth is the number of axes; no allocation.
+pub(crate) fn odometer(axes: &[Axis], src: i64, dst: i64, f: &mut impl FnMut(i64, i64)) {
+    match axes.split_first() {
+        None => f(src, dst),
+        Some((outer, rest)) => {
+            for k in 0..outer.extent {
+                odometer(rest, step(src, k, outer.src), step(dst, k, outer.dst), f);
+            }
+        }
+    }
+}
+
+/// Copies `len` bytes.
+#[inline]
+pub(crate) fn copy_run(src: &[u8], dst: &mut [u8], s: i64, d: i64, len: usize) {
+    let (Some(s), Some(d)) = (at(s), at(d)) else { return };
+    if let (Some(from), Some(to)) = (src.get(s..s.wrapping_add(len)), dst.get_mut(d..d.wrapping_add(len))) {
+        to.copy_from_slice(from);
+    }
+}
+
+/// Copies one element of `N` bytes.
+#[inline]
+fn copy_one<const N: usize>(src: &[u8], dst: &mut [u8], s: i64, d: i64) {
+    let (Some(s), Some(d)) = (at(s), at(d)) else { return };
+    if let (Some(from), Some(to)) = (src.get(s..s.wrapping_add(N)), dst.get_mut(d..d.wrapping_add(N))) {
+        to.copy_from_slice(from);
+    }
+}
+
+/// Element by element along the innermost axis.
+pub(crate) fn elements<const N: usize>(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis]) {
+    let Some((inner, outer)) = axes.split_last() else {
+        copy_one::<N>(src, dst, s, d);
+        return;
+    };
+    odometer(outer, s, d, &mut |s, d| {
+        for k in 0..inner.extent {
+            copy_one::<N>(src, dst, step(s, k, inner.src), step(d, k, inner.dst));
+        }
+    });
+}
+
+/// Element by element for a width known only at run time.
+pub(crate) fn elements_dyn(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], width: usize) {
+    let Some((inner, outer)) = axes.split_last() else {
+        copy_run(src, dst, s, d, width);
+        return;
+    };
+    odometer(outer, s, d, &mut |s, d| {
+        for k in 0..inner.extent {
+            copy_run(src, dst, step(s, k, inner.src), step(d, k, inner.dst), width);
+        }
+    });
+}
+
+/// Whole rows: the innermost axis is contiguous on both sides.
+pub(crate) fn rows(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], width: usize) {
+    let Some((inner, outer)) = axes.split_last() else {
+        copy_run(src, dst, s, d, width);
+        return;
+    };
+    let len = usize::try_from(inner.extent).unwrap_or(0).wrapping_mul(width);
+    odometer(outer, s, d, &mut |s, d| copy_run(src, dst, s, d, len));
+}
+
+/// The blocked 2-D transpose: `axes[src_minor]` is contiguous in the source, the last axis in
+/// the destination. Both are cut into blocks of one cache line (`M` elements); the odometer runs
+/// over every axis in destination order with the source-minor axis stepping by blocks, so the
+/// destination is written as `M` forward streams and every line on both sides is touched once.
+pub(crate) fn transpose<const N: usize>(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], src_minor: usize)
+where
+    Bytes<N>: Width,
+{
+    let Some((&inner, outer)) = axes.split_last() else { return };
+    let Some(&minor) = outer.get(src_minor) else { return };
+    walk::<N>(src, dst, outer, src_minor, (minor, inner), s, d, (0, 0, 0));
+}
+
+/// Destination-minor columns per band: 2 KiB of destination row, so the source rows a band
+/// reads (one page each with 4 KiB pages) stay within the second-level TLB.
+const BAND_BYTES: u64 = 2048;
+
+/// The transpose's odometer (see [`transpose`]); once the walk has passed the source-minor axis,
+/// `block` is the block's height and the band of destination-minor columns `(height, j0, j1)`.
+#[allow(clippy::too_many_arguments)] // the walk's state, passed down the recursion
+fn walk<const N: usize>(
+    src: &[u8],
+    dst: &mut [u8],
+    outer: &[Axis],
+    src_minor: usize,
+    pair: (Axis, Axis),
+    s: i64,
+    d: i64,
+    block: (u64, u64, u64),
+) where
+    Bytes<N>: Width,
+{
+    let Some((axis, rest)) = outer.split_first() else {
+        tiles::<N>(src, dst, s, d, pair, block);
+        return;
+    };
+    let next = src_minor.wrapping_sub(1);
+    if src_minor == 0 {
+        let m = <Bytes<N> as Width>::M as u64;
+        let inner = pair.1.extent;
+        let band = BAND_BYTES.checked_div(N as u64).unwrap_or(1).max(m);
+        let mut j0 = 0;
+        while j0 < inner {
+            let j1 = inner.min(j0.saturating_add(band));
+            let mut i = 0;
+            while i < axis.extent {
+                let height = m.min(axis.extent.wrapping_sub(i));
+                walk::<N>(src, dst, rest, next, pair, step(s, i, axis.src), step(d, i, axis.dst), (height, j0, j1));
+                i = i.wrapping_add(m);
+            }
+            j0 = j1;
+        }
+    } else {
+        for k in 0..axis.extent {
+            walk::<N>(src, dst, rest, next, pair, step(s, k, axis.src), step(d, k, axis.dst), block);
+        }
+    }
+}
+
+/// One row of micro-tiles: `rows` elements of the source-minor axis by the band `j0..j1` of the
+/// destination-minor axis; full tiles through registers, the ragged ones element by element.
+#[inline]
+fn tiles<const N: usize>(src: &[u8], dst: &mut [u8], s: i64, d: i64, pair: (Axis, Axis), block: (u64, u64, u64))
+where
+    Bytes<N>: Width,
+{
+    let (minor, inner) = pair;
+    let (rows, j0, j1) = block;
+    let m = <Bytes<N> as Width>::M as u64;
+    let bytes = i64::try_from(N).unwrap_or(i64::MAX);
+    let count = usize::try_from(j1.wrapping_sub(j0)).unwrap_or(0);
+    // A short source-minor axis inside a contiguous source run (bf16 `(2,1)` sub-tiles → rows):
+    // deinterleave the run into `rows` destination rows.
+    if minor.extent < m
+        && minor.src == bytes
+        && inner.src == bytes.wrapping_mul(crate::memory::extent::to_i64(minor.extent))
+    {
+        let span = usize::try_from(minor.extent).unwrap_or(1);
+        let (from, to) = (step(s, j0, inner.src), step(d, j0, inner.dst));
+        let run = at(from).and_then(|f| src.get(f..f.wrapping_add(count.wrapping_mul(span).wrapping_mul(N))));
+        for i in 0..rows {
+            let row_at = at(step(to, i, minor.dst));
+            let row = row_at.and_then(|t| dst.get_mut(t..t.wrapping_add(count.wrapping_mul(N))));
+            let skip = usize::try_from(i).unwrap_or(0).wrapping_mul(N);
+            if let (Some(run), Some(row)) = (run, row) {
+                for (out, group) in row.chunks_exact_mut(N).zip(run.chunks_exact(span.wrapping_mul(N))) {
+                    if let Some(value) = group.get(skip..skip.wrapping_add(N)) {
+                        out.copy_from_slice(value);
+                    }
+                }
+            }
+        }
+        return;
+    }
+    // A short destination-minor axis inside a contiguous destination run (rows → `(2,1)`
+    // sub-tiles): interleave `e` source rows into the run.
+    if inner.extent < m
+        && j0 == 0
+        && inner.dst == bytes
+        && minor.dst == bytes.wrapping_mul(crate::memory::extent::to_i64(inner.extent))
+    {
+        let span = count;
+        let height = usize::try_from(rows).unwrap_or(0);
+        let run_at = at(d);
+        let Some(run) = run_at.and_then(|t| dst.get_mut(t..t.wrapping_add(height.wrapping_mul(span).wrapping_mul(N))))
+        else {
+            return;
+        };
+        for j in 0..span {
+            let from = step(s, u64::try_from(j).unwrap_or(0), inner.src);
+            let Some(row) = at(from).and_then(|f| src.get(f..f.wrapping_add(height.wrapping_mul(N)))) else { continue };
+            let skip = j.wrapping_mul(N);
+            for (group, value) in run.chunks_exact_mut(span.wrapping_mul(N)).zip(row.chunks_exact(N)) {
+                if let Some(out) = group.get_mut(skip..skip.wrapping_add(N)) {
+                    out.copy_from_slice(value);
+                }
+            }
+        }
+        return;
+    }
+    let mut j = j0;
+    while j < j1 {
+        let width = m.min(j1.wrapping_sub(j));
+        let (from, to) = (step(s, j, inner.src), step(d, j, inner.dst));
+        if rows == m && width == m {
+            micro_tile::<N>(src, dst, from, to, inner.src, minor.dst);
+        } else {
+            for i in 0..rows {
+                for k in 0..width {
+                    copy_one::<N>(
+                        src,
+                        dst,
+                        step(step(from, i, minor.src), k, inner.src),
+                        step(step(to, i, minor.dst), k, inner.dst),
+                    );
+                }
+            }
+        }
+        j = j.wrapping_add(m);
+    }
+}
+
+/// An element of `N` bytes held as an unsigned integer.
+pub(crate) trait Word: Copy + Default {
+    /// The element from its bytes (`N` of them).
+    fn load(bytes: &[u8]) -> Self;
+    /// The element into its bytes.
+    fn store(self, bytes: &mut [u8]);
+}
+
+macro_rules! word {
+    ($($t:ty),*) => {$(
+        impl Word for $t {
+            #[inline(always)]
+            fn load(bytes: &[u8]) -> Self {
+                bytes.try_into().map(<$t>::from_ne_bytes).unwrap_or_default()
+            }
+            #[inline(always)]
+            fn store(self, bytes: &mut [u8]) {
+                if let Ok(out) = <&mut [u8; size_of::<$t>()]>::try_from(bytes) {
+                    *out = self.to_ne_bytes();
+                }
+            }
+        }
+    )*};
+}
+word!(u8, u16, u32, u64, u128);
+
+/// An element width the transpose has a micro-tile for: `M` elements make a 64-byte line (at
+/// least 4), the tile holds `M × M` words.
+pub(crate) trait Width {
+    /// The element as a word.
+    type Word: Word;
+    /// The micro-tile, `M × M` words.
+    type Tile: AsRef<[Self::Word]> + AsMut<[Self::Word]>;
+    /// Elements per side of the micro-tile.
+    const M: usize;
+    /// A zeroed tile.
+    fn tile() -> Self::Tile;
+}
+
+/// The width `N` bytes, as a type.
+pub(crate) struct Bytes<const N: usize>;
+
+macro_rules! width {
+    ($($n:literal => $word:ty, $m:literal;)*) => {$(
+        impl Width for Bytes<$n> {
+            type Word = $word;
+            type Tile = [$word; $m * $m];
+            const M: usize = $m;
+            #[inline(always)]
+            fn tile() -> Self::Tile {
+                [0; $m * $m]
+            }
+        }
+    )*};
+}
+width! {
+    1 => u8, 64;
+    2 => u16, 32;
+    4 => u32, 16;
+    8 => u64, 8;
+    16 => u128, 4;
+}
+
+/// One micro-tile: source run `j` (`M` elements contiguous along the source-minor axis) starts
+/// at `s + j · src_stride`; destination run `i` (`M` elements contiguous) at `d + i · dst_stride`.
+#[inline]
+fn micro_tile<const N: usize>(src: &[u8], dst: &mut [u8], s: i64, d: i64, src_stride: i64, dst_stride: i64)
+where
+    Bytes<N>: Width,
+{
+    let m = <Bytes<N> as Width>::M;
+    let mut tile = <Bytes<N> as Width>::tile();
+    let words = tile.as_mut();
+    let mut from = s;
+    for row in words.chunks_exact_mut(m) {
+        if let Some(run) = at(from).and_then(|f| src.get(f..f.wrapping_add(N.wrapping_mul(m)))) {
+            for (element, chunk) in row.iter_mut().zip(run.chunks_exact(N)) {
+                *element = Word::load(chunk);
+            }
+        }
+        from = from.wrapping_add(src_stride);
+    }
+    let words = tile.as_ref();
+    let mut to = d;
+    for i in 0..m {
+        if let Some(run) = at(to).and_then(|t| dst.get_mut(t..t.wrapping_add(N.wrapping_mul(m)))) {
+            for (chunk, row) in run.chunks_exact_mut(N).zip(words.chunks_exact(m)) {
+                if let Some(&element) = row.get(i) {
+                    element.store(chunk);
+                }
+            }
+        }
+        to = to.wrapping_add(dst_stride);
+    }
+}
+
+/// The low `bits` bits set.
+#[inline]
+pub(crate) fn low_mask(bits: u32) -> u128 {
+    u128::MAX.checked_shr(128u32.saturating_sub(bits)).filter(|_| bits > 0).unwrap_or(0)
+}
+
+/// Reads `bits` (≤ 128) bits at bit offset `offset`, low bits first.
+#[inline]
+// `shift < 8` and `take ≤ 8 − shift`, `take ≤ bits − got` (so `got ≤ bits` throughout).
+#[allow(clippy::arithmetic_side_effects)]
+pub(crate) fn read_bits(buf: &[u8], offset: i64, bits: u32) -> u128 {
+    let Ok(offset) = u64::try_from(offset) else { return 0 };
+    let mut value = 0u128;
+    let mut got = 0u32;
+    let mut pos = offset;
+    while got < bits {
+        let Some(&byte) = usize::try_from(pos / 8).ok().and_then(|b| buf.get(b)) else { break };
+        // `pos % 8` is below 8; `take` is at least 1 and at most 8 − shift.
+        let shift = u32::try_from(pos % 8).unwrap_or(0);
+        let take = (8 - shift).min(bits - got);
+        let part = (u128::from(byte) >> shift) & ((1u128 << take) - 1);
+        value |= part << got;
+        got += take;
+        pos = pos.wrapping_add(u64::from(take));
+    }
+    value
+}
+
+/// Writes `value` into the `slot` bits at bit offset `offset` (bits beyond 128 are zero),
+/// keeping the other bits of the bytes it touches.
+#[inline]
+// `shift < 8`, `1 ≤ take ≤ 8 − shift` and `take ≤ slot − done`: the mask fits a byte.
+#[allow(clippy::arithmetic_side_effects)]
+pub(crate) fn write_bits(buf: &mut [u8], offset: i64, slot: u64, value: u128) {
+    let Ok(offset) = u64::try_from(offset) else { return };
+    let mut done = 0u64;
+    let mut pos = offset;
+    while done < slot {
+        let Some(byte) = usize::try_from(pos / 8).ok().and_then(|b| buf.get_mut(b)) else { break };
+        let shift = pos % 8;
+        let take = (8 - shift).min(slot - done);
+        let mask = u8::try_from(((1u16 << take) - 1) << shift).unwrap_or(u8::MAX);
+        let part = if done < 128 { u8::try_from((value >> done) & ((1u128 << take) - 1)).unwrap_or(0) } else { 0 };
+        *byte = (*byte & !mask) | (part << shift);
+        done += take;
+        pos = pos.wrapping_add(take);
+    }
+}
+
+/// Element by element in bits.
+pub(crate) fn bits(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], value: u32, slot: u64) {
+    let mask = low_mask(value);
+    let Some((inner, outer)) = axes.split_last() else {
+        write_bits(dst, d, slot, read_bits(src, s, value) & mask);
+        return;
+    };
+    odometer(outer, s, d, &mut |s, d| {
+        for k in 0..inner.extent {
+            write_bits(dst, step(d, k, inner.dst), slot, read_bits(src, step(s, k, inner.src), value) & mask);
+        }
+    });
+}
+
+/// 4-bit elements packed two per byte (low nibble first) → one per byte, high nibble zero. The
+/// innermost axis has source stride 4 bits and destination stride 8 bits.
+pub(crate) fn unpack_nibbles(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis]) {
+    let Some((inner, outer)) = axes.split_last() else { return };
+    odometer(outer, s, d, &mut |s, d| {
+        let (Ok(s), Ok(d)) = (u64::try_from(s), u64::try_from(d)) else { return };
+        let mut n = inner.extent;
+        let (mut s, mut d) = (s, d / 8);
+        if s % 8 == 4 && n > 0 {
+            put(dst, d, get(src, s / 8) >> 4);
+            (s, d, n) = (s.wrapping_add(4), d.wrapping_add(1), n.wrapping_sub(1));
+        }
+        let (Some(from), Some(to)) = (to_usize(s / 8), to_usize(d)) else { return };
+        let pairs = to_usize(n / 2).unwrap_or(0);
+        if let (Some(packed), Some(out)) =
+            (src.get(from..from.wrapping_add(pairs)), dst.get_mut(to..to.wrapping_add(pairs.wrapping_mul(2))))
+        {
+            for (&byte, two) in packed.iter().zip(out.chunks_exact_mut(2)) {
+                two.copy_from_slice(&[byte & 0xF, byte >> 4]);
+            }
+        }
+        if n % 2 == 1 {
+            let last = u64::try_from(pairs).unwrap_or(0);
+            put(dst, d.wrapping_add(last.wrapping_mul(2)), get(src, (s / 8).wrapping_add(last)) & 0xF);
+        }
+    });
+}
+
+/// One byte per element (its low nibble) → 4-bit elements packed two per byte. The innermost
+/// axis has source stride 8 bits and destination stride 4 bits.
+pub(crate) fn pack_nibbles(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis]) {
+    let Some((inner, outer)) = axes.split_last() else { return };
+    odometer(outer, s, d, &mut |s, d| {
+        let (Ok(s), Ok(d)) = (u64::try_from(s), u64::try_from(d)) else { return };
+        let mut n = inner.extent;
+        let (mut s, mut d) = (s / 8, d);
+        if d % 8 == 4 && n > 0 {
+            write_bits(dst, crate::memory::extent::to_i64(d), 4, u128::from(get(src, s) & 0xF));
+            (s, d, n) = (s.wrapping_add(1), d.wrapping_add(4), n.wrapping_sub(1));
+        }
+        let (Some(from), Some(to)) = (to_usize(s), to_usize(d / 8)) else { return };
+        let pairs = to_usize(n / 2).unwrap_or(0);
+        if let (Some(bytes), Some(out)) =
+            (src.get(from..from.wrapping_add(pairs.wrapping_mul(2))), dst.get_mut(to..to.wrapping_add(pairs)))
+        {
+            for (two, o) in bytes.chunks_exact(2).zip(out.iter_mut()) {
+                if let [lo, hi] = *two {
+                    *o = (lo & 0xF) | (hi << 4);
+                }
+            }
+        }
+        if n % 2 == 1 {
+            let last = u64::try_from(pairs).unwrap_or(0);
+            let at = d.wrapping_add(last.wrapping_mul(8));
+            write_bits(
+                dst,
+                crate::memory::extent::to_i64(at),
+                4,
+                u128::from(get(src, s.wrapping_add(last.wrapping_mul(2))) & 0xF),
+            );
+        }
+    });
+}
+
+fn to_usize(v: u64) -> Option<usize> {
+    usize::try_from(v).ok()
+}
+
+fn get(buf: &[u8], at: u64) -> u8 {
+    to_usize(at).and_then(|a| buf.get(a)).copied().unwrap_or(0)
+}
+
+fn put(buf: &mut [u8], at: u64, value: u8) {
+    if let Some(b) = to_usize(at).and_then(|a| buf.get_mut(a)) {
+        *b = value;
+    }
+}
