@@ -23,7 +23,7 @@ use prost::Message;
 
 use crate::codec::{self, WireReport};
 use crate::error::{Error, Result};
-use crate::proto::{ProgramShapeProto, ShapeProto};
+use crate::proto::{LiteralProto, ProgramShapeProto, ShapeProto};
 
 /// The generated view messages (`xla_shape.hlo_view` package).
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
@@ -75,17 +75,18 @@ fn decode_error(name: &'static str) -> impl Fn(prost::DecodeError) -> Error {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShapeWireReport {
     /// The field: `host_program_shape`, `<computation> / program_shape`,
-    /// `<computation> / <instruction>` (its `shape`), `… / outfeed_shape`,
-    /// `… / operand_shapes_with_layout[i]`.
+    /// `<computation> / <instruction>` (its `shape`), `… / literal`, `… / outfeed_shape`,
+    /// `… / operand_shapes_with_layout[i]`, and in a snapshot `arguments[i]` and `result`.
     pub site: String,
     /// The findings; paths are relative to the field's message.
     pub report: WireReport,
 }
 
-/// Scans every shape and program shape in serialized HLO with the codec's lenient scanner and
-/// returns the fields whose bytes hold something [`decode_module`] silently lost or normalized
-/// (an empty list when every shape is canonical). The sites are those of [`shapes`], with a
-/// program shape reported as a whole.
+/// Scans every shape, program shape and literal (constants' values; a snapshot's `arguments[i]`
+/// and `result`) in serialized HLO with the codec's lenient scanner and returns the fields whose
+/// bytes hold something [`decode_module`] silently lost or normalized (an empty list when every
+/// one is canonical). The sites are those of [`shapes`], with a program shape reported as a
+/// whole, plus `<computation> / <instruction> / literal`, `arguments[i]` and `result`.
 ///
 /// ```
 /// use xla_shape::hlo::{wire_reports, HloMessage};
@@ -101,23 +102,24 @@ pub struct ShapeWireReport {
 /// [`Error::Decode`] when the bytes are not the given message, or a shape inside is not a valid
 /// encoding.
 pub fn wire_reports(bytes: &[u8], message: HloMessage) -> Result<Vec<ShapeWireReport>> {
-    let module = match message {
-        HloMessage::Module => view::HloModuleShapeBytes::decode(bytes).map_err(decode_error("HloModuleProto"))?,
-        HloMessage::Proto => {
-            view::HloProtoShapeBytes::decode(bytes).map_err(decode_error("HloProto"))?.hlo_module.unwrap_or_default()
+    let (module, snapshot) = match message {
+        HloMessage::Module => (view::HloModuleShapeBytes::decode(bytes).map_err(decode_error("HloModuleProto"))?, None),
+        HloMessage::Proto => (
+            view::HloProtoShapeBytes::decode(bytes).map_err(decode_error("HloProto"))?.hlo_module.unwrap_or_default(),
+            None,
+        ),
+        HloMessage::Snapshot => {
+            let mut snapshot = view::HloSnapshotShapeBytes::decode(bytes).map_err(decode_error("HloSnapshot"))?;
+            let module = snapshot.hlo.take().and_then(|p| p.hlo_module).unwrap_or_default();
+            (module, Some(snapshot))
         }
-        HloMessage::Snapshot => view::HloSnapshotShapeBytes::decode(bytes)
-            .map_err(decode_error("HloSnapshot"))?
-            .hlo
-            .and_then(|p| p.hlo_module)
-            .unwrap_or_default(),
     };
     let mut out = Vec::new();
-    let mut scan = |site: &dyn Fn() -> String, bytes: &[u8], program: bool| -> Result<()> {
-        let report = if program {
-            codec::decode_lenient::<ProgramShapeProto>(bytes)?.report
-        } else {
-            codec::decode_lenient::<ShapeProto>(bytes)?.report
+    let mut scan = |site: &dyn Fn() -> String, bytes: &[u8], kind: Scanned| -> Result<()> {
+        let report = match kind {
+            Scanned::ProgramShape => codec::scan::<ProgramShapeProto>(bytes)?,
+            Scanned::Shape => codec::scan::<ShapeProto>(bytes)?,
+            Scanned::Literal => codec::scan::<LiteralProto>(bytes)?,
         };
         if !report.is_empty() {
             out.push(ShapeWireReport { site: site(), report });
@@ -125,27 +127,46 @@ pub fn wire_reports(bytes: &[u8], message: HloMessage) -> Result<Vec<ShapeWireRe
         Ok(())
     };
     if let Some(program) = &module.host_program_shape {
-        scan(&|| "host_program_shape".to_owned(), program, true)?;
+        scan(&|| "host_program_shape".to_owned(), program, Scanned::ProgramShape)?;
     }
     for computation in &module.computations {
         let c = computation.name.as_str();
         if let Some(program) = &computation.program_shape {
-            scan(&|| format!("{c} / program_shape"), program, true)?;
+            scan(&|| format!("{c} / program_shape"), program, Scanned::ProgramShape)?;
         }
         for instruction in &computation.instructions {
             let i = instruction.name.as_str();
             if let Some(shape) = &instruction.shape {
-                scan(&|| format!("{c} / {i}"), shape, false)?;
+                scan(&|| format!("{c} / {i}"), shape, Scanned::Shape)?;
+            }
+            if let Some(literal) = &instruction.literal {
+                scan(&|| format!("{c} / {i} / literal"), literal, Scanned::Literal)?;
             }
             if let Some(shape) = &instruction.outfeed_shape {
-                scan(&|| format!("{c} / {i} / outfeed_shape"), shape, false)?;
+                scan(&|| format!("{c} / {i} / outfeed_shape"), shape, Scanned::Shape)?;
             }
             for (operand, shape) in instruction.operand_shapes_with_layout.iter().enumerate() {
-                scan(&|| format!("{c} / {i} / operand_shapes_with_layout[{operand}]"), shape, false)?;
+                scan(&|| format!("{c} / {i} / operand_shapes_with_layout[{operand}]"), shape, Scanned::Shape)?;
             }
         }
     }
+    if let Some(snapshot) = &snapshot {
+        for (index, argument) in snapshot.arguments.iter().enumerate() {
+            scan(&|| format!("arguments[{index}]"), argument, Scanned::Literal)?;
+        }
+        if let Some(result) = &snapshot.result {
+            scan(&|| "result".to_owned(), result, Scanned::Literal)?;
+        }
+    }
     Ok(out)
+}
+
+/// Which message a scanned field holds.
+#[derive(Clone, Copy)]
+enum Scanned {
+    Shape,
+    ProgramShape,
+    Literal,
 }
 
 /// Where a shape sits in a module.

@@ -1,8 +1,8 @@
 //! Decoding that loses nothing silently, and encoding.
 //!
 //! prost drops unknown fields and normalizes non-canonical encodings without a word (spec
-//! `schema.md` §6). Before prost decodes, a wire scanner that knows the field tables of the five
-//! messages walks the bytes once and reports
+//! `schema.md` §6). Before prost decodes, a wire scanner that knows the field tables of the six
+//! messages (the five of the shape schema and `LiteralProto`) walks the bytes once and reports
 //!
 //! * every **unknown field** (its path, number and wire type) — including `ShapeProto` field 1, the
 //!   reserved `rank`;
@@ -47,12 +47,12 @@ use std::fmt;
 use bytes::{Buf, BufMut};
 
 use crate::error::{Error, FieldPath, NonCanonicalKind, Result, WireType};
-use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
+use crate::proto::{LayoutProto, LiteralProto, ProgramShapeProto, ShapeProto};
 
 pub use wire::{MAX_REPORTED, RECURSION_LIMIT};
 
-/// A message this module decodes and encodes: [`ShapeProto`], [`LayoutProto`] or
-/// [`ProgramShapeProto`]. Sealed.
+/// A message this module decodes and encodes: [`ShapeProto`], [`LayoutProto`],
+/// [`ProgramShapeProto`] or [`LiteralProto`]. Sealed.
 ///
 /// ```
 /// use xla_shape::{codec::XlaMessage, proto::LayoutProto};
@@ -92,6 +92,7 @@ macro_rules! xla_message {
 xla_message!(ShapeProto, Shape, form::shape);
 xla_message!(LayoutProto, Layout, form::layout);
 xla_message!(ProgramShapeProto, ProgramShape, form::program_shape);
+xla_message!(LiteralProto, Literal, form::literal);
 
 /// A field the schema does not define, which prost dropped.
 ///
@@ -285,6 +286,24 @@ pub fn decode_lenient<M: XlaMessage>(buf: impl Buf) -> Result<Decoded<M>> {
         let report = wire::scan(M::KIND, bytes, false)?;
         Ok(Decoded { message: decode_with_prost(bytes)?, report })
     })
+}
+
+/// The wire scan of [`decode_lenient`] alone, without decoding the message: what prost would drop
+/// or normalize in `bytes`. For large messages (literals with many values) whose decoded form is
+/// not needed, or is decoded elsewhere.
+///
+/// ```
+/// use xla_shape::{codec, proto::LiteralProto};
+/// // LiteralProto { u8s: [] } written explicitly: canonical encoders omit an empty field.
+/// let report = codec::scan::<LiteralProto>(&[0x1a, 0x00]).unwrap();
+/// assert_eq!(report.to_string(), "non-canonical encoding of field 3 at u8s: default value is encoded explicitly\n");
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Decode`] if the bytes are not a valid encoding of `M`.
+pub fn scan<M: XlaMessage>(bytes: &[u8]) -> Result<WireReport> {
+    wire::scan(M::KIND, bytes, false)
 }
 
 /// Runs `f` on the remaining bytes of `buf` as one slice, then consumes them.
