@@ -347,6 +347,7 @@ pub mod hlo;
 pub mod index;
 pub mod layout;
 pub mod limits;
+pub mod literal;
 pub mod make;
 pub mod padding;
 pub mod physical;

@@ -14,6 +14,7 @@ mod equality;
 mod fuzz_corpus;
 mod hlo;
 mod index;
+mod literal;
 mod make;
 mod padding;
 mod schema;
