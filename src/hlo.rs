@@ -318,3 +318,93 @@ fn push_program<'a>(
         out.push(SitedShape { site: result, shape });
     }
 }
+
+/// Decodes a serialized `HloSnapshot` into its view: the module (`hlo.hlo_module`) and the
+/// recorded `arguments` and `result`.
+///
+/// ```
+/// use xla_shape::hlo::decode_snapshot;
+/// // HloSnapshot { result: LiteralProto { } }
+/// let snapshot = decode_snapshot(&[0x1a, 0x00]).unwrap();
+/// assert!(snapshot.arguments.is_empty() && snapshot.result.is_some());
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Decode`] when the bytes are not an `HloSnapshot`.
+pub fn decode_snapshot(bytes: &[u8]) -> Result<view::HloSnapshot> {
+    view::HloSnapshot::decode(bytes).map_err(decode_error("HloSnapshot"))
+}
+
+/// Where a literal sits in a module or snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiteralSite<'a> {
+    /// The value of a `constant` instruction (`HloInstructionProto.literal`).
+    Constant {
+        /// The computation.
+        computation: &'a str,
+        /// The instruction.
+        instruction: &'a str,
+    },
+    /// A recorded argument of a snapshot (`HloSnapshot.arguments[index]`).
+    Argument {
+        /// The argument number.
+        index: usize,
+    },
+    /// The recorded result of a snapshot (`HloSnapshot.result`).
+    Result,
+}
+
+impl fmt::Display for LiteralSite<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Constant { computation, instruction } => write!(f, "{computation}/{instruction}"),
+            Self::Argument { index } => write!(f, "arguments[{index}]"),
+            Self::Result => f.write_str("result"),
+        }
+    }
+}
+
+/// A literal found in a module or snapshot, with its site.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SitedLiteral<'a> {
+    /// Where the literal sits.
+    pub site: LiteralSite<'a>,
+    /// The raw literal (validate it with [`crate::literal::Literal::try_new`]).
+    pub literal: &'a LiteralProto,
+}
+
+/// Every constant's literal in a module, in order of computations and instructions.
+///
+/// ```
+/// use xla_shape::hlo::{self, view};
+/// use xla_shape::proto::LiteralProto;
+/// let instruction = view::HloInstructionProto { name: "c".into(), literal: Some(LiteralProto::default()), ..Default::default() };
+/// let computation = view::HloComputationProto { name: "main".into(), instructions: vec![instruction], ..Default::default() };
+/// let module = view::HloModuleProto { computations: vec![computation], ..Default::default() };
+/// assert_eq!(hlo::constants(&module)[0].site.to_string(), "main/c");
+/// ```
+pub fn constants(module: &view::HloModuleProto) -> Vec<SitedLiteral<'_>> {
+    let mut out = Vec::new();
+    for computation in &module.computations {
+        for instruction in &computation.instructions {
+            if let Some(literal) = &instruction.literal {
+                let site = LiteralSite::Constant { computation: &computation.name, instruction: &instruction.name };
+                out.push(SitedLiteral { site, literal });
+            }
+        }
+    }
+    out
+}
+
+/// Every literal of a snapshot: its module's constants, then `arguments[i]`, then `result`.
+pub fn snapshot_literals(snapshot: &view::HloSnapshot) -> Vec<SitedLiteral<'_>> {
+    let mut out = snapshot.hlo.as_ref().and_then(|p| p.hlo_module.as_ref()).map(constants).unwrap_or_default();
+    for (index, literal) in snapshot.arguments.iter().enumerate() {
+        out.push(SitedLiteral { site: LiteralSite::Argument { index }, literal });
+    }
+    if let Some(literal) = &snapshot.result {
+        out.push(SitedLiteral { site: LiteralSite::Result, literal });
+    }
+    out
+}

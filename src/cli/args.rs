@@ -33,6 +33,8 @@ pub enum Command {
     Map(MapArgs),
     /// List and validate every shape in a serialized `HloModuleProto` (or `HloProto`, `HloSnapshot`).
     Hlo(HloArgs),
+    /// Print the values of every constant (and a snapshot's arguments and result) in XLA's text.
+    Values(ValuesArgs),
 }
 
 /// Which message serialized bytes hold.
@@ -173,5 +175,39 @@ pub struct HloArgs {
     pub output: OutputArgs,
     /// The serialized HLO (default: stdin). With --lines, stdin lists one file path per line.
     #[arg(conflicts_with = "lines")]
+    pub file: Option<PathBuf>,
+}
+
+/// Which message holds the literals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ValuesType {
+    /// `xla.HloModuleProto`: its constants
+    Module,
+    /// `xla.HloProto`: its module's constants
+    Proto,
+    /// `xla.HloSnapshot`: its module's constants, `arguments` and `result`
+    Snapshot,
+    /// `xla.LiteralProto`: one literal
+    Literal,
+}
+
+#[derive(Debug, Args)]
+pub struct ValuesArgs {
+    /// The message the file holds.
+    #[arg(long = "type", value_enum, default_value_t = ValuesType::Module)]
+    pub message: ValuesType,
+    /// Machine-readable output: one JSON object with typed values (flat, row-major).
+    #[arg(long)]
+    pub json: bool,
+    /// Elide arrays of more than N elements as XLA does (`{...}`).
+    #[arg(long, value_name = "N", default_value_t = crate::cli::cmd::values::DEFAULT_LIMIT, conflicts_with = "all")]
+    pub limit: usize,
+    /// Print every value, however many.
+    #[arg(long)]
+    pub all: bool,
+    /// Also write one `.npy` file per array into DIR (types numpy has).
+    #[arg(long, value_name = "DIR")]
+    pub npy: Option<PathBuf>,
+    /// The serialized message (default: stdin).
     pub file: Option<PathBuf>,
 }

@@ -88,6 +88,7 @@ where
         Command::Info(args) => cmd::info::run(args, &mut io),
         Command::Map(args) => cmd::map::run(args, &mut io),
         Command::Hlo(args) => cmd::hlo::run(args, &mut io),
+        Command::Values(args) => cmd::values::run(args, &mut io),
     };
     match result {
         Ok(status) => status.code(),

@@ -56,6 +56,16 @@ pub use make::{make_array_literal, make_tuple_literal};
 pub use small_float::SmallFloat;
 pub use values::Values;
 
+/// A non-finite float in XLA's spelling (`nan`, `-nan`, `inf`, `-inf`); a finite one as `%g`
+/// with 17 significant digits.
+///
+/// ```
+/// assert_eq!(xla_shape::literal::format_float_text(f64::NEG_INFINITY), "-inf");
+/// ```
+pub fn format_float_text(value: f64) -> String {
+    text::format_g(value, 17)
+}
+
 use crate::error::{Error, LiteralError, LiteralProblem, Result};
 use crate::primitive::PrimitiveType;
 use crate::proto::LiteralProto;

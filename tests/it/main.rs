@@ -9,6 +9,8 @@ mod common;
 
 #[cfg(feature = "cli")]
 mod cli;
+#[cfg(feature = "cli")]
+mod cli_values;
 mod codec;
 mod equality;
 mod fuzz_corpus;

@@ -8,6 +8,7 @@ pub mod info;
 pub mod map;
 pub mod offset;
 pub mod validate;
+pub mod values;
 
 use crate::{ArrayShape, ShapeBuf};
 
