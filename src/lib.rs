@@ -353,6 +353,7 @@ pub mod padding;
 pub mod physical;
 pub mod primitive;
 pub mod proto;
+pub mod relayout;
 #[cfg(feature = "serde")]
 pub mod serde;
 pub mod shape;

@@ -19,6 +19,7 @@ mod index;
 mod literal;
 mod make;
 mod padding;
+mod relayout;
 mod schema;
 mod seeds;
 mod serde;

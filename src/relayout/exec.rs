@@ -1,0 +1,132 @@
+//! Execution: check the buffers, prefill the destination's padding, run the boxes. No
+//! allocation (except a rank-long index on the general path for ranks above 32).
+
+use super::endpoint::{Prefill, Resolved};
+use super::kernel;
+use super::plan::{Block, Kernel, Strategy, Unit};
+use crate::error::{Error, RelayoutProblem, RelayoutSide, Result};
+
+/// Checks a buffer's length against its side: exact for a layout, at least for a view.
+pub(crate) fn check_len(side: &Resolved, which: RelayoutSide, len: usize) -> Result<()> {
+    let actual = u64::try_from(len).unwrap_or(u64::MAX);
+    let ok = if side.exact { actual == side.len } else { actual >= side.len };
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Relayout(Box::new(RelayoutProblem::BufferLength { side: which, expected: side.len, actual })))
+    }
+}
+
+/// Writes the destination's padding before the elements.
+pub(crate) fn prefill(dst: &Resolved, buf: &mut [u8]) {
+    match dst.prefill {
+        Prefill::None => {}
+        Prefill::Zero => buf.fill(0),
+        Prefill::Pattern { pattern, raw_slots } => {
+            buf.fill(0);
+            if dst.slot_bits % 8 == 0 && dst.slot_bits == dst.value_bits {
+                // Whole-byte slots: the pattern's bytes, little-endian, repeated.
+                let width = usize::try_from(dst.slot_bits / 8).unwrap_or(0);
+                let bytes = pattern.to_le_bytes();
+                let (Some(one), Ok(slots)) = (bytes.get(..width), usize::try_from(raw_slots)) else { return };
+                let end = slots.saturating_mul(width).min(buf.len());
+                if let Some(region) = buf.get_mut(..end) {
+                    for chunk in region.chunks_exact_mut(width.max(1)) {
+                        chunk.copy_from_slice(one);
+                    }
+                }
+            } else {
+                let slot = dst.slot_bits;
+                for k in 0..raw_slots {
+                    let offset = crate::physical::to_i64(k.wrapping_mul(slot));
+                    kernel::write_bits(buf, offset, slot, pattern);
+                }
+            }
+        }
+    }
+}
+
+/// Moves every element.
+pub(crate) fn execute(strategy: &Strategy, src_side: &Resolved, dst_side: &Resolved, src: &[u8], dst: &mut [u8]) {
+    match strategy {
+        Strategy::Identity => {
+            if let Some(from) = src.get(..dst.len()) {
+                dst.copy_from_slice(from);
+            }
+        }
+        Strategy::Boxes { unit, blocks } => {
+            for block in blocks {
+                run_block(*unit, block, src, dst);
+            }
+        }
+        Strategy::General { unit } => general(*unit, src_side, dst_side, src, dst),
+    }
+}
+
+/// One box with its kernel.
+pub(crate) fn run_block(unit: Unit, block: &Block, src: &[u8], dst: &mut [u8]) {
+    let (s, d, axes) = (block.src, block.dst, &*block.axes);
+    match (unit, block.kernel) {
+        (Unit::Bytes { width }, Kernel::Rows) => kernel::rows(src, dst, s, d, axes, width),
+        (Unit::Bytes { width }, Kernel::Transpose { src_minor }) => match width {
+            1 => kernel::transpose::<1>(src, dst, s, d, axes, src_minor),
+            2 => kernel::transpose::<2>(src, dst, s, d, axes, src_minor),
+            4 => kernel::transpose::<4>(src, dst, s, d, axes, src_minor),
+            8 => kernel::transpose::<8>(src, dst, s, d, axes, src_minor),
+            16 => kernel::transpose::<16>(src, dst, s, d, axes, src_minor),
+            _ => kernel::elements_dyn(src, dst, s, d, axes, width),
+        },
+        (Unit::Bytes { width }, _) => match width {
+            1 => kernel::elements::<1>(src, dst, s, d, axes),
+            2 => kernel::elements::<2>(src, dst, s, d, axes),
+            4 => kernel::elements::<4>(src, dst, s, d, axes),
+            8 => kernel::elements::<8>(src, dst, s, d, axes),
+            16 => kernel::elements::<16>(src, dst, s, d, axes),
+            _ => kernel::elements_dyn(src, dst, s, d, axes, width),
+        },
+        (Unit::Bits { .. }, Kernel::Unpack) => kernel::unpack_nibbles(src, dst, s, d, axes),
+        (Unit::Bits { .. }, Kernel::Pack) => kernel::pack_nibbles(src, dst, s, d, axes),
+        (Unit::Bits { value, dst_slot }, _) => kernel::bits(src, dst, s, d, axes, value, dst_slot),
+    }
+}
+
+/// Ranks up to this use a stack index on the general path.
+const STACK_RANK: usize = 32;
+
+/// Element by element over the logical index space.
+fn general(unit: Unit, a: &Resolved, b: &Resolved, src: &[u8], dst: &mut [u8]) {
+    let rank = a.bounds.len();
+    if a.bounds.contains(&0) {
+        return;
+    }
+    let mut stack = [0i64; STACK_RANK];
+    let mut heap = Vec::new();
+    let index: &mut [i64] = if let Some(s) = stack.get_mut(..rank) {
+        s
+    } else {
+        heap.resize(rank, 0);
+        &mut heap
+    };
+    loop {
+        let (s, d) = (a.bit_offset(index), b.bit_offset(index));
+        match unit {
+            Unit::Bytes { width } => kernel::copy_run(src, dst, s / 8, d / 8, width),
+            Unit::Bits { value, dst_slot } => {
+                kernel::write_bits(dst, d, dst_slot, kernel::read_bits(src, s, value) & kernel::low_mask(value));
+            }
+        }
+        // The odometer, last dimension fastest.
+        let mut carried = true;
+        for (i, &bound) in index.iter_mut().zip(a.bounds.iter()).rev() {
+            *i = i.wrapping_add(1);
+            if crate::physical::to_u64(*i) < bound {
+                carried = false;
+                break;
+            }
+            *i = 0;
+        }
+        if carried {
+            return;
+        }
+    }
+}

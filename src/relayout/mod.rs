@@ -1,0 +1,205 @@
+//! Relayout: move a host buffer from one layout to another (rules: `docs/relayout.md`).
+//!
+//! A [`RelayoutPlan`] is built once from two endpoints — validated array shapes
+//! ([`ArrayShape`](crate::ArrayShape), any layout the crate validates) or [`StridedView`]s — with
+//! the same element type and dimensions, and run many times. Running writes the destination
+//! buffer completely (its padding too), allocates nothing, and never panics.
+//!
+//! ```text
+//!   endpoint ──Resolved──▶ digits per dimension ──┐
+//!   endpoint ──Resolved──▶ digits per dimension ──┴─▶ boxes ─▶ normalize ─▶ kernel per box
+//!                                (no common digits: element by element through PhysicalMap)
+//! ```
+//!
+//! | file | owns |
+//! |---|---|
+//! | `endpoint` | [`Endpoint`], [`StridedView`], each side's digits, buffer length and padding |
+//! | `fill` | the legacy `padding_value` as bits of the element type |
+//! | `plan` | common digits, partial-tile boxes, normalization, the kernel of each box |
+//! | `kernel` | rows, blocked 2-D transpose, element loops, sub-byte pack/unpack |
+//! | `exec` | buffer checks, padding prefill, running a plan |
+//!
+//! ```
+//! use xla_shape::{relayout::RelayoutPlan, ShapeBuf};
+//! let src: ShapeBuf = "f32[2,3]{0,1}".parse()?; // column-major
+//! let dst: ShapeBuf = "f32[2,3]{1,0}".parse()?; // row-major
+//! let plan = RelayoutPlan::new(src.as_array().expect("array"), dst.as_array().expect("array"))?;
+//! let column_major: Vec<u8> = [1f32, 4., 2., 5., 3., 6.].iter().flat_map(|v| v.to_le_bytes()).collect();
+//! let mut row_major = vec![0u8; plan.dst_len()];
+//! plan.run(&column_major, &mut row_major)?;
+//! let values: Vec<f32> = row_major.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+//! assert_eq!(values, [1., 2., 3., 4., 5., 6.]);
+//! # Ok::<(), xla_shape::Error>(())
+//! ```
+
+mod endpoint;
+mod exec;
+mod fill;
+mod kernel;
+mod plan;
+
+pub use endpoint::{Endpoint, StridedView};
+
+use crate::error::{Error, RelayoutProblem, RelayoutSide, Result};
+use endpoint::Resolved;
+use plan::Strategy;
+
+/// A relayout from one endpoint to another, planned once: the loop order, the coalesced
+/// dimensions, the block sizes and the kernels are fixed by [`RelayoutPlan::new`];
+/// [`run`](RelayoutPlan::run) only moves bytes.
+#[derive(Debug, Clone)]
+pub struct RelayoutPlan {
+    src: Resolved,
+    dst: Resolved,
+    strategy: Strategy,
+}
+
+fn problem(p: RelayoutProblem) -> Error {
+    Error::Relayout(Box::new(p))
+}
+
+impl RelayoutPlan {
+    /// Plans the move of an array from `src` to `dst`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Relayout`] when the element types, ranks or dimensions (bounds, for dynamic
+    /// dimensions) differ ([`RelayoutProblem::ElementType`], [`RelayoutProblem::Rank`],
+    /// [`RelayoutProblem::Dimension`]) or when a strided destination overlaps itself
+    /// ([`RelayoutProblem::Overlap`]); the errors of [`crate::PhysicalMap::new`] for a layout
+    /// (unbounded dimensions, overflow); [`Error::InvalidArgument`] for a legacy padding value
+    /// without meaning for the type (LOWEST on a complex type).
+    pub fn new<'a, 'b>(src: impl Into<Endpoint<'a>>, dst: impl Into<Endpoint<'b>>) -> Result<Self> {
+        let src = Resolved::new(src.into())?;
+        let dst = Resolved::new(dst.into())?;
+        if src.element_type != dst.element_type {
+            return Err(problem(RelayoutProblem::ElementType {
+                source: src.element_type,
+                destination: dst.element_type,
+            }));
+        }
+        if src.bounds.len() != dst.bounds.len() {
+            return Err(problem(RelayoutProblem::Rank { source: src.bounds.len(), destination: dst.bounds.len() }));
+        }
+        if let Some((dimension, (&s, &d))) =
+            src.bounds.iter().zip(dst.bounds.iter()).enumerate().find(|(_, (s, d))| s != d)
+        {
+            return Err(problem(RelayoutProblem::Dimension { dimension, source: s, destination: d }));
+        }
+        check_overlap(&dst)?;
+        let strategy = plan::strategy(&src, &dst)?;
+        Ok(Self { src, dst, strategy })
+    }
+
+    /// The source buffer's length in bytes: exact for a layout, the minimum for a view.
+    pub fn src_len(&self) -> usize {
+        usize::try_from(self.src.len).unwrap_or(usize::MAX)
+    }
+
+    /// The destination buffer's length in bytes: exact for a layout, the minimum for a view.
+    pub fn dst_len(&self) -> usize {
+        usize::try_from(self.dst.len).unwrap_or(usize::MAX)
+    }
+
+    /// Moves every element of `src` to its place in `dst` and fills `dst`'s padding (legacy
+    /// `padding_value`, tile, tail and sub-byte padding; see `docs/relayout.md`). A strided
+    /// destination's bytes between its elements are left as they were. No allocation.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Relayout`] with [`RelayoutProblem::BufferLength`] when a buffer's length is
+    /// not its endpoint's byte size (shorter than a view's
+    /// [`min_buffer_len`](StridedView::min_buffer_len)); nothing is written then.
+    pub fn run(&self, src: &[u8], dst: &mut [u8]) -> Result<()> {
+        exec::check_len(&self.src, RelayoutSide::Source, src.len())?;
+        exec::check_len(&self.dst, RelayoutSide::Destination, dst.len())?;
+        exec::prefill(&self.dst, dst);
+        exec::execute(&self.strategy, &self.src, &self.dst, src, dst);
+        Ok(())
+    }
+
+    /// [`run`](Self::run) into a new buffer of [`dst_len`](Self::dst_len) bytes.
+    ///
+    /// # Errors
+    ///
+    /// As [`run`](Self::run).
+    pub fn run_to_vec(&self, src: &[u8]) -> Result<Vec<u8>> {
+        exec::check_len(&self.src, RelayoutSide::Source, src.len())?;
+        let mut out = vec![0u8; self.dst_len()];
+        self.run(src, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// A strided destination must not write two elements to the same bytes: with its dimensions
+/// ordered by |stride|, each stride must pass the span of the ones inside it.
+fn check_overlap(dst: &Resolved) -> Result<()> {
+    let Some(strides) = &dst.view_strides else { return Ok(()) };
+    if dst.bounds.contains(&0) {
+        return Ok(());
+    }
+    let width = i128::from(u32::try_from(dst.slot_bits / 8).unwrap_or(u32::MAX));
+    let mut dims: Vec<(usize, i64, u64)> = strides
+        .iter()
+        .zip(dst.bounds.iter())
+        .enumerate()
+        .filter(|(_, (_, b))| **b > 1)
+        .map(|(d, (&s, &b))| (d, s, b))
+        .collect();
+    dims.sort_by_key(|&(_, s, _)| s.unsigned_abs());
+    let mut span = width;
+    for (dimension, stride, bound) in dims {
+        let magnitude = i128::from(stride.unsigned_abs());
+        if magnitude < span {
+            return Err(problem(RelayoutProblem::Overlap { dimension, stride }));
+        }
+        // bound − 1 < 2^64 and |stride| < 2^64: the product fits in i128, the sum too.
+        #[allow(clippy::arithmetic_side_effects)]
+        {
+            span += magnitude * (i128::from(bound) - 1);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RelayoutPlan;
+    use super::plan::{Kernel, Strategy};
+    use crate::shape::ShapeBuf;
+
+    fn plan(a: &str, b: &str) -> RelayoutPlan {
+        let (a, b): (ShapeBuf, ShapeBuf) = (a.parse().unwrap(), b.parse().unwrap());
+        RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap()
+    }
+
+    fn kernels(p: &RelayoutPlan) -> Vec<Kernel> {
+        match &p.strategy {
+            Strategy::Boxes { blocks, .. } => blocks.iter().map(|b| b.kernel).collect(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn each_case_gets_its_fast_path() {
+        assert!(matches!(plan("f32[64,32]{1,0}", "f32[64,32]{1,0}").strategy, Strategy::Identity));
+        // Size-1 dimensions do not matter to identity.
+        assert!(matches!(plan("f32[64,1,32]{2,1,0}", "f32[64,1,32]{1,2,0}").strategy, Strategy::Identity));
+        assert_eq!(kernels(&plan("f32[64,32]{0,1}", "f32[64,32]{1,0}")), [Kernel::Transpose { src_minor: 0 }]);
+        // NCHW → NHWC keeps nothing contiguous but C-blocks: a transpose with an odometer.
+        assert!(matches!(
+            kernels(&plan("f32[2,3,4,5]{3,2,1,0}", "f32[2,3,4,5]{1,3,2,0}"))[..],
+            [Kernel::Transpose { .. }]
+        ));
+        // The minor dimension kept: rows.
+        assert_eq!(kernels(&plan("f32[2,3,4,5]{3,2,1,0}", "f32[2,3,4,5]{3,1,2,0}")), [Kernel::Rows]);
+        // Whole tiles move as rows of 128 elements.
+        assert_eq!(kernels(&plan("f32[16,256]{1,0:T(8,128)}", "f32[16,256]{1,0}")), [Kernel::Rows]);
+        // Partial tiles: one box per piece.
+        assert_eq!(kernels(&plan("f32[10,130]{1,0:T(8,128)}", "f32[10,130]{1,0}")).len(), 4);
+        assert_eq!(kernels(&plan("s4[64]{0:E(4)}", "s4[64]{0}")), [Kernel::Unpack]);
+        assert_eq!(kernels(&plan("s4[64]{0}", "s4[64]{0:E(4)}")), [Kernel::Pack]);
+        // A combine dimension is not a mixed-radix refinement: the general path.
+        assert!(matches!(plan("f32[4,6]{1,0:T(*,2)}", "f32[4,6]{1,0}").strategy, Strategy::General { .. }));
+    }
+}

@@ -1,0 +1,319 @@
+//! Planning: from two resolved endpoints to a list of boxes, each a strided copy with its
+//! kernel picked once (the design of XLA's `TransposePlan`, extended to nested tiles, partial
+//! tiles, sub-byte elements and negative strides).
+//!
+//! 1. **Common digits.** Each logical dimension is split into the digits both sides need (the
+//!    union of their tile weights, which must form one mixed-radix chain), each with a stride
+//!    per side.
+//! 2. **Boxes.** A partial tile makes the index space of a dimension a union of boxes:
+//!    `[0, D)` splits into `⌊D/w_k⌋` whole top digits, then the top digit fixed at `⌊D/w_k⌋`
+//!    with `[0, D mod w_k)` below, recursively. The cartesian product over dimensions gives the
+//!    boxes; every box is a plain strided copy.
+//! 3. **Normalization** per box: drop extent-1 axes, order the axes by destination stride
+//!    (writes go forward through memory), coalesce neighbours contiguous on both sides.
+//! 4. **Kernel**: whole rows when the innermost axis is contiguous on both sides, a blocked 2-D
+//!    transpose when the source-minor and destination-minor axes differ, sub-byte pack/unpack,
+//!    else element by element.
+//!
+//! Layouts that are not mixed-radix (`*`, sub-tiles that add padding) fall back to the general
+//! path: every element's two offsets through [`crate::physical::PhysicalMap`].
+
+use super::endpoint::{DimDigit, Resolved};
+use crate::error::{Error, FieldPath, Result};
+
+/// The most boxes a plan keeps; more (many partial tiles in many dimensions) use the general
+/// path.
+const MAX_BOXES: usize = 1 << 12;
+
+/// One axis of a box: its extent and its stride on each side (bits, or bytes once a box is in
+/// byte units).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Axis {
+    pub extent: u64,
+    pub src: i64,
+    pub dst: i64,
+}
+
+/// How a box moves its elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    /// The innermost axis is contiguous on both sides: copy it as one slice per row.
+    Rows,
+    /// Axis `src_minor` is contiguous in the source, the innermost axis in the destination:
+    /// a cache-blocked 2-D transpose, an odometer over the other axes.
+    Transpose { src_minor: usize },
+    /// 4-bit elements, packed in the source, one per byte in the destination (innermost axis).
+    Unpack,
+    /// 4-bit elements, one per byte in the source, packed in the destination.
+    Pack,
+    /// Anything else: element by element along the innermost axis.
+    Elements,
+}
+
+/// A strided box: element `k` (a multi-index over `axes`) moves from `src + Σ k·axis.src` to
+/// `dst + Σ k·axis.dst`. Axes are ordered outermost first; the last is the innermost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Block {
+    pub src: i64,
+    pub dst: i64,
+    pub axes: Box<[Axis]>,
+    pub kernel: Kernel,
+}
+
+/// How elements are moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unit {
+    /// Whole bytes: both slots are `width` bytes and hold nothing but the value. Box offsets
+    /// and strides are in bytes.
+    Bytes { width: usize },
+    /// Bits: offsets and strides in bits; the low `value` bits of the source slot go to the
+    /// destination slot of `dst_slot` bits, the rest of it zero.
+    Bits { value: u32, dst_slot: u64 },
+}
+
+/// What a plan does.
+#[derive(Debug, Clone)]
+pub(crate) enum Strategy {
+    /// Same bytes on both sides: one `copy_from_slice`.
+    Identity,
+    /// The boxes, in bytes or bits.
+    Boxes { unit: Unit, blocks: Box<[Block]> },
+    /// Element by element through both sides' offset functions.
+    General { unit: Unit },
+}
+
+fn overflow() -> Error {
+    Error::Overflow { path: FieldPath::root().field("relayout"), what: "relayout offset" }
+}
+
+/// The unit of a pair of sides.
+pub(crate) fn unit(src: &Resolved, dst: &Resolved) -> Unit {
+    let bytes = src.slot_bits == src.value_bits
+        && dst.slot_bits == dst.value_bits
+        && src.slot_bits == dst.slot_bits
+        && src.slot_bits % 8 == 0;
+    match usize::try_from(src.slot_bits / 8) {
+        Ok(width) if bytes => Unit::Bytes { width },
+        // value_bits ≤ 128 (the widest container is 16 bytes).
+        _ => Unit::Bits {
+            value: u32::try_from(src.value_bits.min(dst.value_bits)).unwrap_or(128),
+            dst_slot: dst.slot_bits,
+        },
+    }
+}
+
+/// Picks the strategy.
+pub(crate) fn strategy(src: &Resolved, dst: &Resolved) -> Result<Strategy> {
+    let unit = unit(src, dst);
+    let (Some(a), Some(b)) = (&src.digits, &dst.digits) else { return Ok(Strategy::General { unit }) };
+    let Some(blocks) = boxes(&src.bounds, a, b, src.base, dst.base)? else { return Ok(Strategy::General { unit }) };
+    let blocks: Vec<Block> = match unit {
+        Unit::Bytes { width } => {
+            let mut out = Vec::with_capacity(blocks.len());
+            for block in blocks {
+                out.push(finish(to_bytes(&block), i64::try_from(width).map_err(|_| overflow())?));
+            }
+            out
+        }
+        Unit::Bits { value, dst_slot } => blocks.into_iter().map(|b| finish_bits(b, value, dst_slot)).collect(),
+    };
+    let identity = matches!(unit, Unit::Bytes { width } if identical(&blocks, width, src, dst));
+    Ok(if identity { Strategy::Identity } else { Strategy::Boxes { unit, blocks: blocks.into() } })
+}
+
+/// Whether the plan is one copy of the whole buffer onto an equally long one.
+fn identical(blocks: &[Block], width: usize, src: &Resolved, dst: &Resolved) -> bool {
+    let [block] = blocks else { return false };
+    let total = block.axes.iter().try_fold(1u64, |acc, a| acc.checked_mul(a.extent));
+    let contiguous = match &*block.axes {
+        [] => true,
+        [axis] => u64::try_from(axis.src).ok() == u64::try_from(width).ok() && axis.src == axis.dst,
+        _ => false,
+    };
+    contiguous
+        && block.src == 0
+        && block.dst == 0
+        && src.exact
+        && dst.exact
+        && src.len == dst.len
+        && dst.prefill == super::endpoint::Prefill::None
+        && total.and_then(|t| t.checked_mul(u64::try_from(width).ok()?)) == Some(dst.len)
+}
+
+/// Bits → bytes (every offset and stride of a byte-unit plan is a multiple of 8).
+fn to_bytes(block: &Block) -> Block {
+    Block {
+        src: block.src / 8,
+        dst: block.dst / 8,
+        axes: block.axes.iter().map(|a| Axis { extent: a.extent, src: a.src / 8, dst: a.dst / 8 }).collect(),
+        kernel: block.kernel,
+    }
+}
+
+/// Normalizes a box and picks its kernel (`width` is the element's byte width, 0 in bits).
+fn finish(block: Block, width: i64) -> Block {
+    let axes = normalize(block.axes.into_vec());
+    let kernel = match axes.last() {
+        Some(inner) if width > 0 && inner.src == width && inner.dst == width => Kernel::Rows,
+        Some(inner) if width > 0 && inner.dst == width => match axes.iter().position(|a| a.src == width) {
+            Some(src_minor) => Kernel::Transpose { src_minor },
+            None => Kernel::Elements,
+        },
+        _ => Kernel::Elements,
+    };
+    Block { src: block.src, dst: block.dst, axes: axes.into(), kernel }
+}
+
+/// Normalizes a box in bits and picks its kernel.
+fn finish_bits(block: Block, value: u32, dst_slot: u64) -> Block {
+    let axes = normalize(block.axes.into_vec());
+    let kernel = match axes.last() {
+        Some(inner) if value == 4 && dst_slot == 8 && inner.src == 4 && inner.dst == 8 => Kernel::Unpack,
+        Some(inner) if value == 4 && dst_slot == 4 && inner.src == 8 && inner.dst == 4 => Kernel::Pack,
+        _ => Kernel::Elements,
+    };
+    Block { src: block.src, dst: block.dst, axes: axes.into(), kernel }
+}
+
+/// Drops extent-1 axes, orders by destination stride (largest first), coalesces.
+pub(crate) fn normalize(mut axes: Vec<Axis>) -> Vec<Axis> {
+    axes.retain(|a| a.extent != 1);
+    axes.sort_by(|x, y| {
+        y.dst.unsigned_abs().cmp(&x.dst.unsigned_abs()).then(y.src.unsigned_abs().cmp(&x.src.unsigned_abs()))
+    });
+    let mut out: Vec<Axis> = Vec::with_capacity(axes.len());
+    for axis in axes {
+        if let Some(outer) = out.last_mut() {
+            let joins = |o: i64, i: i64| i64::try_from(axis.extent).ok().and_then(|e| i.checked_mul(e)) == Some(o);
+            if joins(outer.src, axis.src) && joins(outer.dst, axis.dst) {
+                if let Some(extent) = outer.extent.checked_mul(axis.extent) {
+                    *outer = Axis { extent, src: axis.src, dst: axis.dst };
+                    continue;
+                }
+            }
+        }
+        out.push(axis);
+    }
+    // The last axis is the innermost; prefer one contiguous in the destination there, then in
+    // the source (sorting by |dst| already put the smallest destination stride last).
+    out
+}
+
+/// One piece of a dimension's index range: a fixed offset per side and the digits that vary.
+#[derive(Debug, Clone)]
+struct Piece {
+    src: i64,
+    dst: i64,
+    axes: Vec<Axis>,
+}
+
+/// The common digits of one dimension: weights and (src, dst) strides, or `None` when the two
+/// chains do not refine into one.
+fn common_digits(a: &[DimDigit], b: &[DimDigit]) -> Option<Vec<(u64, i64, i64)>> {
+    let mut weights: Vec<u64> = a.iter().chain(b).map(|d| d.weight).collect();
+    weights.sort_unstable();
+    weights.dedup();
+    if weights.windows(2).any(|w| matches!(w, [x, y] if y.checked_rem(*x) != Some(0))) {
+        return None;
+    }
+    let stride = |chain: &[DimDigit], u: u64| -> Option<i64> {
+        // The side's digit with the largest weight ≤ u; an empty chain (extent ≤ 1) moves 0.
+        let Some(d) = chain.iter().rev().find(|d| d.weight <= u) else { return Some(0) };
+        d.stride.checked_mul(i64::try_from(u.checked_div(d.weight)?).ok()?)
+    };
+    weights.iter().map(|&u| Some((u, stride(a, u)?, stride(b, u)?))).collect()
+}
+
+/// The pieces of `[0, extent)` over digits `digits[..=level]`.
+// `q·s` and sums are checked; divisions are by weights ≥ 1.
+fn pieces(extent: u64, digits: &[(u64, i64, i64)], out: &mut Vec<Piece>) -> Option<()> {
+    let (mut src, mut dst) = (0i64, 0i64);
+    let mut rest = extent;
+    for level in (0..digits.len()).rev() {
+        let &(weight, s, d) = digits.get(level)?;
+        let q = rest.checked_div(weight)?;
+        if q > 0 {
+            let mut axes: Vec<Axis> = digits
+                .get(..level)?
+                .iter()
+                .zip(digits.get(1..=level)?)
+                .map(|(&(w, s, d), &(next, _, _))| Some(Axis { extent: next.checked_div(w)?, src: s, dst: d }))
+                .collect::<Option<_>>()?;
+            axes.push(Axis { extent: q, src: s, dst: d });
+            out.push(Piece { src, dst, axes });
+        }
+        let qi = i64::try_from(q).ok()?;
+        src = src.checked_add(qi.checked_mul(s)?)?;
+        dst = dst.checked_add(qi.checked_mul(d)?)?;
+        rest = rest.checked_sub(q.checked_mul(weight)?)?;
+        if rest == 0 {
+            break;
+        }
+    }
+    Some(())
+}
+
+/// The boxes of a mixed-radix pair, or `None` when the digits do not refine or the boxes are
+/// too many.
+fn boxes(
+    bounds: &[u64],
+    a: &[Box<[DimDigit]>],
+    b: &[Box<[DimDigit]>],
+    src: i64,
+    dst: i64,
+) -> Result<Option<Vec<Block>>> {
+    if bounds.contains(&0) {
+        return Ok(Some(Vec::new()));
+    }
+    let mut per_dim: Vec<Vec<Piece>> = Vec::with_capacity(bounds.len());
+    for ((&extent, da), db) in bounds.iter().zip(a).zip(b) {
+        if extent <= 1 {
+            continue;
+        }
+        let Some(digits) = common_digits(da, db) else { return Ok(None) };
+        let mut list = Vec::new();
+        if pieces(extent, &digits, &mut list).is_none() {
+            return Err(overflow());
+        }
+        per_dim.push(list);
+    }
+    let count = per_dim.iter().try_fold(1usize, |acc, p| acc.checked_mul(p.len()));
+    if count.is_none_or(|c| c > MAX_BOXES) {
+        return Ok(None);
+    }
+    let mut blocks = vec![Block { src, dst, axes: Box::default(), kernel: Kernel::Elements }];
+    for list in &per_dim {
+        let mut next = Vec::with_capacity(blocks.len().saturating_mul(list.len()));
+        for block in &blocks {
+            for piece in list {
+                let mut axes = block.axes.to_vec();
+                axes.extend_from_slice(&piece.axes);
+                next.push(Block {
+                    src: block.src.checked_add(piece.src).ok_or_else(overflow)?,
+                    dst: block.dst.checked_add(piece.dst).ok_or_else(overflow)?,
+                    axes: axes.into(),
+                    kernel: Kernel::Elements,
+                });
+            }
+        }
+        blocks = next;
+    }
+    Ok(Some(blocks))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Axis, normalize};
+
+    #[test]
+    fn coalesces_axes_contiguous_on_both_sides() {
+        let axes = vec![
+            Axis { extent: 4, src: 12, dst: 12 },
+            Axis { extent: 1, src: 99, dst: 7 },
+            Axis { extent: 3, src: 4, dst: 4 },
+        ];
+        assert_eq!(normalize(axes), [Axis { extent: 12, src: 4, dst: 4 }]);
+        let transposed = vec![Axis { extent: 4, src: 4, dst: 12 }, Axis { extent: 3, src: 16, dst: 4 }];
+        assert_eq!(normalize(transposed.clone()), transposed);
+    }
+}

@@ -1,0 +1,416 @@
+//! Relayout (issue 14, `docs/relayout.md`): every plan against a reference that moves one element
+//! at a time through `PhysicalMap` (slot → bit offset) or a view's byte strides.
+
+use proptest::prelude::*;
+use xla_shape::error::{RelayoutProblem, RelayoutSide};
+use xla_shape::make::{LayoutSpec, make_shape_with_layout};
+use xla_shape::padding::{Fill, fill_for, padding_fill};
+use xla_shape::proto::PaddingValue;
+use xla_shape::relayout::{RelayoutPlan, StridedView};
+use xla_shape::{ArrayShape, Error, PhysicalMap, PrimitiveType, ShapeBuf, Slot, strategy};
+
+/// One side of a test: a layout or a view.
+#[derive(Debug, Clone)]
+enum Side {
+    Layout(ShapeBuf),
+    View(StridedView, usize),
+}
+
+impl Side {
+    fn array(&self) -> Option<ArrayShape<'_>> {
+        match self {
+            Side::Layout(s) => s.as_array(),
+            Side::View(..) => None,
+        }
+    }
+
+    fn plan_with(&self, other: &Side) -> Result<RelayoutPlan, Error> {
+        match (self, other) {
+            (Side::Layout(a), Side::Layout(b)) => RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()),
+            (Side::Layout(a), Side::View(v, _)) => RelayoutPlan::new(a.as_array().unwrap(), v),
+            (Side::View(v, _), Side::Layout(b)) => RelayoutPlan::new(v, b.as_array().unwrap()),
+            (Side::View(v, _), Side::View(w, _)) => RelayoutPlan::new(v, w),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Side::Layout(s) => {
+                usize::try_from(PhysicalMap::new(s.as_array().unwrap()).unwrap().storage_bytes()).unwrap()
+            }
+            Side::View(_, len) => *len,
+        }
+    }
+
+    /// (slot bits, value bits) — the value is the low min(slot, 8 × byte width) bits.
+    fn bits(&self, t: PrimitiveType) -> (u64, u64) {
+        let container = u64::from(t.byte_width().unwrap()) * 8;
+        match self {
+            Side::Layout(s) => {
+                let slot = PhysicalMap::new(s.as_array().unwrap()).unwrap().bits_per_slot();
+                (slot, slot.min(container))
+            }
+            Side::View(..) => (container, container),
+        }
+    }
+
+    /// The bit offset of an element, the reference way.
+    fn bit_offset(&self, map: Option<&PhysicalMap>, index: &[i64]) -> u64 {
+        match self {
+            Side::Layout(_) => map.unwrap().bit_offset(index).unwrap(),
+            Side::View(v, _) => {
+                let byte = index
+                    .iter()
+                    .zip(v.byte_strides())
+                    .fold(i128::from(v.offset()), |a, (&i, &s)| a + i128::from(i) * i128::from(s));
+                u64::try_from(byte).unwrap() * 8
+            }
+        }
+    }
+}
+
+fn read(buf: &[u8], offset: u64, bits: u64) -> u128 {
+    (0..bits.min(128)).fold(0u128, |v, k| {
+        let bit = offset + k;
+        v | (u128::from((buf[usize::try_from(bit / 8).unwrap()] >> (bit % 8)) & 1) << k)
+    })
+}
+
+fn write(buf: &mut [u8], offset: u64, bits: u64, value: u128) {
+    for k in 0..bits {
+        let bit = offset + k;
+        let byte = &mut buf[usize::try_from(bit / 8).unwrap()];
+        let one = k < 128 && (value >> k) & 1 == 1;
+        *byte = (*byte & !(1 << (bit % 8))) | (u8::from(one) << (bit % 8));
+    }
+}
+
+fn mask(bits: u64) -> u128 {
+    if bits >= 128 { u128::MAX } else { (1u128 << bits) - 1 }
+}
+
+/// Every index of `dims`, last dimension fastest.
+fn indices(dims: &[u64]) -> Vec<Vec<i64>> {
+    if dims.contains(&0) {
+        return Vec::new();
+    }
+    let mut out = vec![vec![]];
+    for &d in dims {
+        out = out
+            .into_iter()
+            .flat_map(|p| (0..i64::try_from(d).unwrap()).map(move |i| [p.clone(), vec![i]].concat()))
+            .collect();
+    }
+    out
+}
+
+/// The reference's own encoding of a legacy padding fill, for the types it knows (integers,
+/// `pred`, `f32`, `f64`); `None` for zero bits.
+fn reference_pattern(fill: Fill, t: PrimitiveType) -> Option<u128> {
+    let bits = u64::from(t.bit_width().unwrap());
+    let v = match fill {
+        Fill::Int(i) => u128::from_ne_bytes(i.to_ne_bytes()) & mask(bits),
+        Fill::Bool(b) => u128::from(b),
+        Fill::Unspecified | Fill::Anything | Fill::Zero | Fill::ZeroBitPattern => 0,
+        f => match t {
+            // Every f32 fill (±∞, 1) is exact in f32.
+            #[allow(clippy::cast_possible_truncation)]
+            PrimitiveType::F32 => u128::from((f.as_f64().unwrap() as f32).to_bits()),
+            PrimitiveType::F64 => u128::from(f.as_f64().unwrap().to_bits()),
+            _ => panic!("no reference encoding of {f:?} for {t}"),
+        },
+    };
+    (v != 0).then_some(v)
+}
+
+/// The expected destination: `initial` (what a view's gaps keep), padding written as specified,
+/// then every element moved.
+fn reference(src: &Side, dst: &Side, t: PrimitiveType, dims: &[u64], input: &[u8], initial: &[u8]) -> Vec<u8> {
+    let mut out = initial.to_vec();
+    let src_map = src.array().map(|a| PhysicalMap::new(a).unwrap());
+    let dst_map = dst.array().map(|a| PhysicalMap::new(a).unwrap());
+    if let (Some(map), Some(array)) = (&dst_map, dst.array()) {
+        out.fill(0);
+        let padded = xla_shape::padding::is_padded(array);
+        let pattern = if padded { reference_pattern(padding_fill(array).unwrap(), t) } else { None };
+        if let Some(p) = pattern {
+            let mut index = vec![0i64; dims.len()];
+            for slot in 0..map.raw_slots() {
+                if !map.index_of_slot_into(Slot(slot), &mut index).unwrap() {
+                    write(&mut out, slot * map.bits_per_slot(), map.bits_per_slot(), p);
+                }
+            }
+        }
+    }
+    let (_, src_value) = src.bits(t);
+    let (dst_slot, dst_value) = dst.bits(t);
+    let keep = src_value.min(dst_value);
+    for index in indices(dims) {
+        let value = read(input, src.bit_offset(src_map.as_ref(), &index), keep) & mask(keep);
+        write(&mut out, dst.bit_offset(dst_map.as_ref(), &index), dst_slot, value);
+    }
+    out
+}
+
+/// Element types whose legacy padding the reference can encode; the others pad with zeros.
+fn pattern_known(t: PrimitiveType) -> bool {
+    use xla_shape::primitive::Category;
+    matches!(t.category(), Category::SignedInteger | Category::UnsignedInteger | Category::Boolean)
+        || matches!(t, PrimitiveType::F32 | PrimitiveType::F64)
+}
+
+/// A layout for `dims`: any `minor_to_major`; plain, tiled (nested, `*`, rank extension) or legacy
+/// padded; sometimes an element size (packed sub-byte, or any width) and tail padding.
+fn layout(t: PrimitiveType, dims: Vec<i64>) -> impl Strategy<Value = ShapeBuf> {
+    let rank = dims.len();
+    (
+        strategy::minor_to_major(rank),
+        0..3u8,
+        proptest::collection::vec(strategy::tile(rank + 1), 1..=2),
+        proptest::collection::vec(0i64..=2, rank),
+        0..6i32,
+        prop_oneof![4 => Just(0i64), 2 => Just(-1i64), 1 => 1i64..=40],
+        prop_oneof![3 => Just(1i64), 1 => 1i64..=8],
+    )
+        .prop_filter_map("a valid layout", move |(m2m, mode, tiles, extra, pad, bits, tail)| {
+            let bits = if bits == -1 { i64::from(t.bit_width().unwrap()) } else { bits };
+            let mut spec = LayoutSpec::new(&m2m).element_size_in_bits(bits).tail_padding_alignment_in_elements(tail);
+            let tile_refs: Vec<&[i64]> = tiles.iter().map(Vec::as_slice).collect();
+            match mode {
+                1 => spec = spec.tiles(&tile_refs),
+                2 => {
+                    let padded: Vec<i64> = dims.iter().zip(&extra).map(|(d, e)| d + e).collect();
+                    let value =
+                        if pattern_known(t) { PaddingValue::try_from(pad).unwrap() } else { PaddingValue::ZeroPad };
+                    spec = spec.padded_dimensions(&padded, value);
+                }
+                _ => {}
+            }
+            let shape = make_shape_with_layout(t, &dims, &spec).ok()?;
+            // LOWEST/HIGHEST have no meaning on complex types: not a relayout case.
+            fill_for(shape.as_array()?.layout()?.padding_value(), t).ok()?;
+            Some(shape)
+        })
+}
+
+/// A view of `dims`: a random dimension order, gaps, signs and base offset.
+fn view(t: PrimitiveType, dims: Vec<u64>) -> impl Strategy<Value = Side> {
+    let rank = dims.len();
+    (
+        Just((0..rank).collect::<Vec<_>>()).prop_shuffle(),
+        proptest::collection::vec((0u64..=2, any::<bool>()), rank),
+        0u64..=3,
+        0usize..=3,
+    )
+        .prop_map(move |(order, gaps, lead, trail)| {
+            let width = u64::from(t.byte_width().unwrap());
+            let mut strides = vec![0i64; rank];
+            let mut span = width;
+            for &d in order.iter().rev() {
+                let (gap, negative) = gaps[d];
+                let stride = span + gap * width;
+                strides[d] = if negative { -i64::try_from(stride).unwrap() } else { i64::try_from(stride).unwrap() };
+                span = stride * dims[d].max(1);
+            }
+            let back: u64 = dims
+                .iter()
+                .zip(&strides)
+                .filter(|&(_, &s)| s < 0)
+                .map(|(&d, &s)| d.saturating_sub(1) * s.unsigned_abs())
+                .sum();
+            let v = StridedView::new(t, &dims, &strides, back + lead).unwrap();
+            let len = usize::try_from(v.min_buffer_len()).unwrap() + trail;
+            Side::View(v, len)
+        })
+}
+
+fn side(t: PrimitiveType, dims: Vec<i64>, views: bool) -> BoxedStrategy<Side> {
+    let udims: Vec<u64> = dims.iter().map(|&d| u64::try_from(d).unwrap()).collect();
+    let layouts = layout(t, dims).prop_map(Side::Layout);
+    if views { prop_oneof![3 => layouts, 1 => view(t, udims)].boxed() } else { layouts.boxed() }
+}
+
+/// A pair of endpoints with the same type and dimensions, and source bytes.
+fn case(
+    max_rank: usize,
+    max_dim: i64,
+    views: bool,
+) -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>, Vec<u8>)> {
+    (strategy::array_element_type(), proptest::collection::vec(0..=max_dim, 0..=max_rank))
+        .prop_flat_map(move |(t, dims)| {
+            (Just(t), Just(dims.clone()), side(t, dims.clone(), views), side(t, dims, views))
+        })
+        .prop_flat_map(|(t, dims, a, b)| {
+            let (la, lb) = (a.len(), b.len());
+            let udims: Vec<u64> = dims.iter().map(|&d| u64::try_from(d).unwrap()).collect();
+            (
+                Just(t),
+                Just(udims),
+                Just(a),
+                Just(b),
+                proptest::collection::vec(any::<u8>(), la),
+                proptest::collection::vec(any::<u8>(), lb),
+            )
+        })
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig { cases: 512, ..ProptestConfig::default() }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Identical bytes to the reference: elements moved, padding filled as specified, a view's
+    /// gaps untouched.
+    #[test]
+    fn matches_the_per_element_reference((t, dims, a, b, input, initial) in case(6, 4, true)) {
+        let plan = a.plan_with(&b).unwrap();
+        let mut out = initial.clone();
+        plan.run(&input, &mut out).unwrap();
+        let expected = reference(&a, &b, t, &dims, &input, &initial);
+        prop_assert_eq!(out, expected, "{:?} -> {:?}", a, b);
+    }
+
+    /// Small ranks with larger extents: partial tiles, blocked transposes, long rows.
+    #[test]
+    fn matches_the_reference_on_wide_arrays((t, dims, a, b, input, initial) in case(3, 70, true)) {
+        let plan = a.plan_with(&b).unwrap();
+        let mut out = initial.clone();
+        plan.run(&input, &mut out).unwrap();
+        prop_assert_eq!(out, reference(&a, &b, t, &dims, &input, &initial), "{:?} -> {:?}", a, b);
+    }
+
+    /// A → B → A is the identity on the elements (their value bits that B keeps).
+    #[test]
+    fn there_and_back_is_the_identity((t, dims, a, b, input, _initial) in case(5, 5, true)) {
+        let there = a.plan_with(&b).unwrap();
+        let back = b.plan_with(&a).unwrap();
+        let mut middle = vec![0u8; b.len()];
+        there.run(&input, &mut middle).unwrap();
+        let mut out = vec![0u8; a.len()];
+        back.run(&middle, &mut out).unwrap();
+        let (_, va) = a.bits(t);
+        let (_, vb) = b.bits(t);
+        let keep = va.min(vb);
+        let am = a.array().map(|s| PhysicalMap::new(s).unwrap());
+        for index in indices(&dims) {
+            let at = a.bit_offset(am.as_ref(), &index);
+            prop_assert_eq!(read(&out, at, keep) & mask(keep), read(&input, at, keep) & mask(keep), "{:?}", index);
+        }
+    }
+}
+
+fn shape(text: &str) -> ShapeBuf {
+    text.parse().unwrap()
+}
+
+fn f32_bytes(values: impl IntoIterator<Item = f32>) -> Vec<u8> {
+    values.into_iter().flat_map(f32::to_le_bytes).collect()
+}
+
+#[test]
+fn transposes_a_matrix() {
+    let (src, dst) = (shape("f32[2,3]{0,1}"), shape("f32[2,3]{1,0}"));
+    let plan = RelayoutPlan::new(src.as_array().unwrap(), dst.as_array().unwrap()).unwrap();
+    let out = plan.run_to_vec(&f32_bytes([1., 4., 2., 5., 3., 6.])).unwrap();
+    assert_eq!(out, f32_bytes([1., 2., 3., 4., 5., 6.]));
+}
+
+#[test]
+fn tiles_and_unpacks_sub_byte_elements() {
+    // s4[5]{0:E(4)}: five nibbles, low first; unpacked, one per byte with the high bits zero.
+    let (src, dst) = (shape("s4[5]{0:E(4)}"), shape("s4[5]{0}"));
+    let plan = RelayoutPlan::new(src.as_array().unwrap(), dst.as_array().unwrap()).unwrap();
+    assert_eq!(plan.run_to_vec(&[0x21, 0x43, 0xF5]).unwrap(), [1, 2, 3, 4, 5]);
+    let back = RelayoutPlan::new(dst.as_array().unwrap(), src.as_array().unwrap()).unwrap();
+    assert_eq!(back.run_to_vec(&[0xF1, 2, 3, 4, 5]).unwrap(), [0x21, 0x43, 0x05]);
+    // f32[3,5]{1,0:T(2,2)}: the docs' element (2,3) is slot 17; partial-tile slots are zero.
+    let (rm, tiled) = (shape("f32[3,5]{1,0}"), shape("f32[3,5]{1,0:T(2,2)}"));
+    let plan = RelayoutPlan::new(rm.as_array().unwrap(), tiled.as_array().unwrap()).unwrap();
+    let out = plan.run_to_vec(&f32_bytes((0..15u8).map(f32::from))).unwrap();
+    assert_eq!(out.len(), 96);
+    assert_eq!(&out[17 * 4..18 * 4], 13f32.to_le_bytes());
+    assert_eq!(&out[9 * 4..10 * 4], [0; 4]);
+}
+
+#[test]
+fn legacy_padding_gets_its_padding_value() {
+    let dst = make_shape_with_layout(
+        PrimitiveType::S32,
+        &[2],
+        &LayoutSpec::new(&[0]).padded_dimensions(&[4], PaddingValue::LowestPad),
+    )
+    .unwrap();
+    let src = shape("s32[2]{0}");
+    let plan = RelayoutPlan::new(src.as_array().unwrap(), dst.as_array().unwrap()).unwrap();
+    let out = plan.run_to_vec(&[7, 0, 0, 0, 8, 0, 0, 0]).unwrap();
+    let values: Vec<i32> = out.chunks(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(values, [7, 8, i32::MIN, i32::MIN]);
+}
+
+#[test]
+fn wrong_buffer_lengths_are_typed_errors() {
+    let (src, dst) = (shape("f32[2,3]{0,1}"), shape("f32[2,3]{1,0}"));
+    let plan = RelayoutPlan::new(src.as_array().unwrap(), dst.as_array().unwrap()).unwrap();
+    let mut out = vec![0u8; 24];
+    let err = plan.run(&[0; 23], &mut out).unwrap_err();
+    assert_eq!(
+        err,
+        Error::Relayout(Box::new(RelayoutProblem::BufferLength {
+            side: RelayoutSide::Source,
+            expected: 24,
+            actual: 23
+        }))
+    );
+    assert!(err.to_string().contains("source buffer has 23 bytes, expected 24"), "{err}");
+    let err = plan.run(&[0; 24], &mut [0; 25]).unwrap_err();
+    assert!(matches!(
+        *match err {
+            Error::Relayout(p) => p,
+            e => panic!("{e}"),
+        },
+        RelayoutProblem::BufferLength { side: RelayoutSide::Destination, expected: 24, actual: 25 }
+    ));
+}
+
+#[test]
+fn mismatched_endpoints_are_typed_errors() {
+    let problem = |a: &str, b: &str| match RelayoutPlan::new(shape(a).as_array().unwrap(), shape(b).as_array().unwrap())
+    {
+        Err(Error::Relayout(p)) => *p,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        problem("f32[2,3]", "s32[2,3]"),
+        RelayoutProblem::ElementType { source: PrimitiveType::F32, destination: PrimitiveType::S32 }
+    );
+    assert_eq!(problem("f32[2,3]", "f32[6]"), RelayoutProblem::Rank { source: 2, destination: 1 });
+    assert_eq!(problem("f32[2,3]", "f32[2,4]"), RelayoutProblem::Dimension { dimension: 1, source: 3, destination: 4 });
+    // A dynamic dimension relayouts by its bound.
+    assert!(RelayoutPlan::new(shape("f32[<=4]").as_array().unwrap(), shape("f32[4]").as_array().unwrap()).is_ok());
+}
+
+#[test]
+fn strided_views_are_checked() {
+    let view = |dims: &[u64], strides: &[i64], offset| StridedView::new(PrimitiveType::F32, dims, strides, offset);
+    assert!(
+        matches!(view(&[2, 3], &[4], 0), Err(Error::Relayout(p)) if *p == RelayoutProblem::StrideCount { dimensions: 2, strides: 1 })
+    );
+    assert!(
+        matches!(view(&[2, 3], &[-12, 4], 8), Err(Error::Relayout(p)) if *p == RelayoutProblem::BeforeBuffer { first: -4 })
+    );
+    // Overlap is an error only where it would be written.
+    let overlapping = view(&[2, 3], &[4, 4], 0).unwrap();
+    let dense = shape("f32[2,3]");
+    assert!(RelayoutPlan::new(&overlapping, dense.as_array().unwrap()).is_ok());
+    assert!(
+        matches!(RelayoutPlan::new(dense.as_array().unwrap(), &overlapping), Err(Error::Relayout(p)) if *p == RelayoutProblem::Overlap { dimension: 1, stride: 4 })
+    );
+    // A view's buffer may be longer than it needs, never shorter.
+    let upside_down = view(&[2, 3], &[-12, 4], 12).unwrap();
+    let plan = RelayoutPlan::new(&upside_down, dense.as_array().unwrap()).unwrap();
+    let out = plan.run_to_vec(&f32_bytes([4., 5., 6., 1., 2., 3., 9.])).unwrap();
+    assert_eq!(out, f32_bytes([1., 2., 3., 4., 5., 6.]));
+    assert!(plan.run_to_vec(&[0; 23]).is_err());
+}
