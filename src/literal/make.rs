@@ -59,7 +59,7 @@ pub fn make_array_literal<T: Element>(shape: ArrayShape<'_>, values: &[T]) -> Re
     let mut logical = Vec::with_capacity(values.len().saturating_mul(T::width()));
     T::encode(values, ty, &mut logical);
     let mut physical = vec![0u8; logical.len()];
-    order::to_physical(&dims, &minor_to_major, T::width(), &logical, &mut physical);
+    order::to_physical(&dims, &minor_to_major, T::width(), &logical, &mut physical)?;
     let mut proto = LiteralProto { shape: Some(shape.proto().clone()), ..LiteralProto::default() };
     if values.is_empty() {
         // proto3 writes no empty field.

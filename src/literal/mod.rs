@@ -39,7 +39,7 @@
 //! let array = literal.as_array().expect("array");
 //! assert_eq!(array.to_vec::<f32>()?, [1.5, 4., -9.75, 1.6e-7, 2.5e11, 36.6]);
 //! assert_eq!(literal.to_string(), "{ { 1.5, 4, -9.75 }, { 1.6e-07, 2.5e+11, 36.6 } }");
-//! assert_eq!(literal.to_text(Some(4)), "{...}");
+//! assert_eq!(literal.to_text(Some(4))?, "{...}");
 //! # Ok::<(), xla_shape::Error>(())
 //! ```
 
@@ -157,10 +157,14 @@ impl<'a> Literal<'a> {
     /// XLA's text for this literal, as a constant's operand in HLO text: every value when
     /// `limit` is `None`; otherwise `{...}` for an array of more than `limit` elements and for a
     /// tuple, as `HloPrintOptions` without `print_large_constants` does with its limit of 10.
-    pub fn to_text(&self, limit: Option<usize>) -> String {
+    ///
+    /// # Errors
+    ///
+    /// As [`ArrayLiteral::values`].
+    pub fn to_text(&self, limit: Option<usize>) -> Result<String> {
         let mut out = String::new();
-        text::write_constant(&mut out, self, limit);
-        out
+        text::write_constant(&mut out, self, limit)?;
+        Ok(out)
     }
 }
 
@@ -168,7 +172,7 @@ impl<'a> Literal<'a> {
 impl std::fmt::Display for Literal<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut out = String::new();
-        text::write_literal(&mut out, self);
+        text::write_literal(&mut out, self).map_err(|_| std::fmt::Error)?;
         f.write_str(&out)
     }
 }
@@ -410,17 +414,21 @@ impl<'a> ArrayLiteral<'a> {
         let (dims, minor_to_major) = (self.dims(), self.minor_to_major());
         let physical = field_bytes(raw(self.proto, self.field));
         if let Some(bytes) = T::as_field_bytes(out) {
-            order::to_logical(&dims, &minor_to_major, width, &physical, bytes);
+            order::to_logical(&dims, &minor_to_major, width, &physical, bytes)
         } else {
             let mut logical = vec![0u8; physical.len()];
-            order::to_logical(&dims, &minor_to_major, width, &physical, &mut logical);
+            order::to_logical(&dims, &minor_to_major, width, &physical, &mut logical)?;
             T::decode(&logical, ty, out);
+            Ok(())
         }
-        Ok(())
     }
 
     /// The values in logical order, whatever the element type.
-    pub fn values(&self) -> Values {
+    ///
+    /// # Errors
+    ///
+    /// The relayout engine's, should its plan not fit (a validated literal always does).
+    pub fn values(&self) -> Result<Values> {
         Values::read(self)
     }
 }

@@ -5,9 +5,14 @@
 //! that order and row-major is a permutation of whole elements of `width` bytes.
 //!
 //! The common case — a default (descending) layout, or one that differs from it only in the
-//! position of size-1 dimensions — is one `copy_from_slice`. Otherwise each row of the
-//! destination is gathered with the source stride of the innermost logical dimension
-//! (contiguous rows are copied whole), the outer dimensions advanced by an odometer.
+//! position of size-1 dimensions — is one `copy_from_slice`. Every other order goes through the
+//! relayout engine ([`crate::relayout::RelayoutPlan`]), with a stand-in element type of the same
+//! width (the engine moves whole elements; what they mean does not matter here).
+
+use crate::error::{Error, Result};
+use crate::make::make_shape_with_dense_layout;
+use crate::primitive::PrimitiveType;
+use crate::relayout::RelayoutPlan;
 
 /// Whether the physical order is already row-major: the dimensions of size > 1, read from most
 /// major to most minor, are in increasing order.
@@ -25,21 +30,29 @@ fn is_row_major(dims: &[usize], minor_to_major: &[usize]) -> bool {
     true
 }
 
-/// The physical stride, in elements, of each logical dimension.
-#[allow(
-    clippy::arithmetic_side_effects,
-    reason = "invariant: strides are suffix products of an element count that fits in memory"
-)]
-fn physical_strides(dims: &[usize], minor_to_major: &[usize]) -> Vec<usize> {
-    let mut strides = vec![0; dims.len()];
-    let mut stride = 1;
-    for &d in minor_to_major {
-        if let Some(slot) = strides.get_mut(d) {
-            *slot = stride;
-        }
-        stride *= dims.get(d).copied().unwrap_or(1);
+/// The stand-in element type of `width` bytes: relayout moves whole elements, whatever they mean.
+fn element_of_width(width: usize) -> Option<PrimitiveType> {
+    match width {
+        1 => Some(PrimitiveType::U8),
+        2 => Some(PrimitiveType::U16),
+        4 => Some(PrimitiveType::U32),
+        8 => Some(PrimitiveType::U64),
+        16 => Some(PrimitiveType::C128),
+        _ => None,
     }
-    strides
+}
+
+/// The relayout from one dense, untiled order of `dims` to another.
+fn plan(dims: &[usize], width: usize, from: &[i64], to: &[i64]) -> Result<RelayoutPlan> {
+    let ty = element_of_width(width)
+        .ok_or_else(|| Error::InvalidArgument(format!("no element type is {width} bytes wide")))?;
+    let dims: Vec<i64> = dims.iter().map(|&d| i64::try_from(d).unwrap_or(i64::MAX)).collect();
+    let source = make_shape_with_dense_layout(ty, &dims, from)?;
+    let destination = make_shape_with_dense_layout(ty, &dims, to)?;
+    let (Some(source), Some(destination)) = (source.as_array(), destination.as_array()) else {
+        return Err(Error::NotAnArray { operation: "literal relayout", kind: "a tuple" });
+    };
+    RelayoutPlan::new(source, destination)
 }
 
 /// Which way elements move.
@@ -53,66 +66,55 @@ enum Direction {
 
 /// Copies the elements of `src` (physical order) into `dst` in row-major order. Both hold
 /// `Π dims` elements of `width` bytes; `minor_to_major` is a permutation of the dimensions.
-pub(crate) fn to_logical(dims: &[usize], minor_to_major: &[usize], width: usize, src: &[u8], dst: &mut [u8]) {
-    permute(dims, minor_to_major, width, src, dst, Direction::ToLogical);
+///
+/// # Errors
+///
+/// The relayout engine's, should a plan not fit (a validated literal always does).
+pub(crate) fn to_logical(
+    dims: &[usize],
+    minor_to_major: &[usize],
+    width: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<()> {
+    permute(dims, minor_to_major, width, src, dst, Direction::ToLogical)
 }
 
 /// The inverse of [`to_logical`]: row-major `src` into physical `dst`.
-pub(crate) fn to_physical(dims: &[usize], minor_to_major: &[usize], width: usize, src: &[u8], dst: &mut [u8]) {
-    permute(dims, minor_to_major, width, src, dst, Direction::ToPhysical);
+///
+/// # Errors
+///
+/// As [`to_logical`].
+pub(crate) fn to_physical(
+    dims: &[usize],
+    minor_to_major: &[usize],
+    width: usize,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<()> {
+    permute(dims, minor_to_major, width, src, dst, Direction::ToPhysical)
 }
 
-#[allow(
-    clippy::arithmetic_side_effects,
-    reason = "invariant: every offset is below the element count times width, the length of both buffers"
-)]
-fn permute(dims: &[usize], minor_to_major: &[usize], width: usize, src: &[u8], dst: &mut [u8], direction: Direction) {
-    if src.len() != dst.len() {
-        return;
-    }
-    if is_row_major(dims, minor_to_major) || src.is_empty() {
+fn permute(
+    dims: &[usize],
+    minor_to_major: &[usize],
+    width: usize,
+    src: &[u8],
+    dst: &mut [u8],
+    direction: Direction,
+) -> Result<()> {
+    if is_row_major(dims, minor_to_major) && src.len() == dst.len() {
+        // The common case, without planning: one copy.
         dst.copy_from_slice(src);
-        return;
+        return Ok(());
     }
-    let strides = physical_strides(dims, minor_to_major);
-    let Some((&inner, outer_dims)) = dims.split_last() else {
-        dst.copy_from_slice(src);
-        return;
+    let physical: Vec<i64> = minor_to_major.iter().map(|&d| i64::try_from(d).unwrap_or(i64::MAX)).collect();
+    let row_major: Vec<i64> = (0..dims.len()).rev().map(|d| i64::try_from(d).unwrap_or(i64::MAX)).collect();
+    let plan = match direction {
+        Direction::ToLogical => plan(dims, width, &physical, &row_major)?,
+        Direction::ToPhysical => plan(dims, width, &row_major, &physical)?,
     };
-    let inner_stride = strides.last().copied().unwrap_or(1);
-    let mut index = vec![0usize; outer_dims.len()];
-    let mut physical = 0usize; // element offset of the current row's first element
-    let mut logical = 0usize;
-    loop {
-        for i in 0..inner {
-            let (p, l) = ((physical + i * inner_stride) * width, (logical + i) * width);
-            let (from, to) = match direction {
-                Direction::ToLogical => (p, l),
-                Direction::ToPhysical => (l, p),
-            };
-            if let (Some(s), Some(d)) = (src.get(from..from + width), dst.get_mut(to..to + width)) {
-                d.copy_from_slice(s);
-            }
-        }
-        logical += inner;
-        // Odometer over the outer dimensions, most minor (last) first.
-        let mut d = outer_dims.len();
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            let stride = strides.get(d).copied().unwrap_or(0);
-            let (Some(i), Some(&size)) = (index.get_mut(d), outer_dims.get(d)) else { return };
-            *i += 1;
-            physical += stride;
-            if *i < size {
-                break;
-            }
-            physical -= stride * size;
-            *i = 0;
-        }
-    }
+    plan.run(src, dst)
 }
 
 #[cfg(test)]
@@ -124,10 +126,10 @@ mod tests {
         // f32[2,3]{0,1} holding a d b e c f (one-byte stand-ins).
         let physical = *b"adbecf";
         let mut logical = [0u8; 6];
-        to_logical(&[2, 3], &[0, 1], 1, &physical, &mut logical);
+        to_logical(&[2, 3], &[0, 1], 1, &physical, &mut logical).unwrap();
         assert_eq!(&logical, b"abcdef");
         let mut back = [0u8; 6];
-        to_physical(&[2, 3], &[0, 1], 1, &logical, &mut back);
+        to_physical(&[2, 3], &[0, 1], 1, &logical, &mut back).unwrap();
         assert_eq!(back, physical);
     }
 

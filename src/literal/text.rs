@@ -19,20 +19,24 @@ use num_complex::Complex;
 
 use super::small_float::small_float_format;
 use super::{Literal, Values};
+use crate::error::Result;
 use crate::primitive::{Category, PrimitiveType};
 
 /// The operand of a constant instruction: `{...}` for a tuple or an array of more than `limit`
 /// elements, when a limit is given.
-pub(super) fn write_constant(out: &mut String, literal: &Literal<'_>, limit: Option<usize>) {
+pub(super) fn write_constant(out: &mut String, literal: &Literal<'_>, limit: Option<usize>) -> Result<()> {
     match (literal, limit) {
         (_, None) => write_literal(out, literal),
         (Literal::Array(array), Some(limit)) if array.element_count() <= limit => write_literal(out, literal),
-        _ => out.push_str("{...}"),
+        _ => {
+            out.push_str("{...}");
+            Ok(())
+        }
     }
 }
 
 /// The whole literal on one line.
-pub(super) fn write_literal(out: &mut String, literal: &Literal<'_>) {
+pub(super) fn write_literal(out: &mut String, literal: &Literal<'_>) -> Result<()> {
     // Tuples nest at most as deep as their validated shape (`MAX_DEPTH`).
     match literal {
         Literal::Token => out.push_str("token"),
@@ -42,18 +46,19 @@ pub(super) fn write_literal(out: &mut String, literal: &Literal<'_>) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_literal(out, element);
+                write_literal(out, element)?;
             }
             out.push_str(" )");
         }
         Literal::Array(array) => {
-            let values = array.values();
+            let values = array.values()?;
             let bounds = array.dims();
             let sizes = array.sizes();
             let ty = array.element_type();
             write_dense(out, &bounds, &sizes, |out, linear| write_element(out, &values, ty, linear, sizes.len()));
         }
     }
+    Ok(())
 }
 
 /// The nested braces of an array whose logical (row-major over `bounds`) element `linear` is

@@ -4,6 +4,7 @@ use half::{bf16, f16};
 use num_complex::Complex;
 
 use super::{ArrayLiteral, SmallFloat};
+use crate::error::Result;
 use crate::primitive::PrimitiveType;
 
 /// The values of an array, in logical (row-major) order, as the Rust type of its element type
@@ -13,7 +14,7 @@ use crate::primitive::PrimitiveType;
 /// use xla_shape::{literal::{self, Literal, Values}, make, PrimitiveType};
 /// let shape = make::make_shape(PrimitiveType::PRED, &[3])?;
 /// let proto = literal::make_array_literal(shape.as_array().expect("array"), &[true, false, true])?;
-/// let values = Literal::try_new(&proto)?.as_array().expect("array").values();
+/// let values = Literal::try_new(&proto)?.as_array().expect("array").values()?;
 /// assert_eq!(values, Values::Pred(vec![true, false, true]));
 /// assert_eq!(values.len(), 3);
 /// # Ok::<(), xla_shape::Error>(())
@@ -57,27 +58,26 @@ pub enum Values {
 
 impl Values {
     /// Reads every value of `array` (whose element type decides the variant).
-    pub(crate) fn read(array: &ArrayLiteral<'_>) -> Self {
+    pub(crate) fn read(array: &ArrayLiteral<'_>) -> Result<Self> {
         use PrimitiveType as T;
-        // The variant's type holds the element type, so `to_vec` cannot fail here.
-        match array.element_type() {
-            T::PRED => Self::Pred(array.to_vec().unwrap_or_default()),
-            T::S8 | T::S4 | T::S2 | T::S1 => Self::S8(array.to_vec().unwrap_or_default()),
-            T::S16 => Self::S16(array.to_vec().unwrap_or_default()),
-            T::S32 => Self::S32(array.to_vec().unwrap_or_default()),
-            T::S64 => Self::S64(array.to_vec().unwrap_or_default()),
-            T::U8 | T::U4 | T::U2 | T::U1 => Self::U8(array.to_vec().unwrap_or_default()),
-            T::U16 => Self::U16(array.to_vec().unwrap_or_default()),
-            T::U32 => Self::U32(array.to_vec().unwrap_or_default()),
-            T::U64 => Self::U64(array.to_vec().unwrap_or_default()),
-            T::F16 => Self::F16(array.to_vec().unwrap_or_default()),
-            T::BF16 => Self::BF16(array.to_vec().unwrap_or_default()),
-            T::F32 => Self::F32(array.to_vec().unwrap_or_default()),
-            T::F64 => Self::F64(array.to_vec().unwrap_or_default()),
-            T::C64 => Self::C64(array.to_vec().unwrap_or_default()),
-            T::C128 => Self::C128(array.to_vec().unwrap_or_default()),
-            _ => Self::Small(read_small(array)),
-        }
+        Ok(match array.element_type() {
+            T::PRED => Self::Pred(array.to_vec()?),
+            T::S8 | T::S4 | T::S2 | T::S1 => Self::S8(array.to_vec()?),
+            T::S16 => Self::S16(array.to_vec()?),
+            T::S32 => Self::S32(array.to_vec()?),
+            T::S64 => Self::S64(array.to_vec()?),
+            T::U8 | T::U4 | T::U2 | T::U1 => Self::U8(array.to_vec()?),
+            T::U16 => Self::U16(array.to_vec()?),
+            T::U32 => Self::U32(array.to_vec()?),
+            T::U64 => Self::U64(array.to_vec()?),
+            T::F16 => Self::F16(array.to_vec()?),
+            T::BF16 => Self::BF16(array.to_vec()?),
+            T::F32 => Self::F32(array.to_vec()?),
+            T::F64 => Self::F64(array.to_vec()?),
+            T::C64 => Self::C64(array.to_vec()?),
+            T::C128 => Self::C128(array.to_vec()?),
+            _ => Self::Small(read_small(array)?),
+        })
     }
 
     /// The number of values.
@@ -109,10 +109,9 @@ impl Values {
 }
 
 /// `SmallFloat` has no `Default`; start from the type's zero pattern.
-fn read_small(array: &ArrayLiteral<'_>) -> Vec<SmallFloat> {
-    let Some(zero) = SmallFloat::new(array.element_type(), 0) else { return Vec::new() };
+fn read_small(array: &ArrayLiteral<'_>) -> Result<Vec<SmallFloat>> {
+    let Some(zero) = SmallFloat::new(array.element_type(), 0) else { return Ok(Vec::new()) };
     let mut out = vec![zero; array.element_count()];
-    // The element type is a small float type, so this cannot fail.
-    let _ = array.copy_into(&mut out);
-    out
+    array.copy_into(&mut out)?;
+    Ok(out)
 }

@@ -36,11 +36,11 @@ fn site(sited: &SitedLiteral<'_>) -> Site {
 
 /// XLA's text of a literal with arrays of more than `limit` elements elided; a tuple lists its
 /// elements (each elided on its own) instead of eliding as a whole.
-fn text(literal: &Literal<'_>, limit: Option<usize>) -> String {
+fn text(literal: &Literal<'_>, limit: Option<usize>) -> crate::Result<String> {
     match literal {
         Literal::Tuple(tuple) => {
-            let elements: Vec<String> = tuple.elements().iter().map(|e| text(e, limit)).collect();
-            format!("( {} )", elements.join(", "))
+            let elements = tuple.elements().iter().map(|e| text(e, limit)).collect::<crate::Result<Vec<String>>>()?;
+            Ok(format!("( {} )", elements.join(", ")))
         }
         other => other.to_text(limit),
     }
@@ -87,11 +87,13 @@ fn values_json(values: &Values) -> Value {
 
 /// The typed JSON of a literal: arrays with their element type, dimensions and (unless elided)
 /// flat row-major values; tuples as their elements.
-fn literal_json(literal: &Literal<'_>, limit: Option<usize>) -> Value {
-    match literal {
+fn literal_json(literal: &Literal<'_>, limit: Option<usize>) -> crate::Result<Value> {
+    Ok(match literal {
         Literal::Token => json!({ "token": true }),
         Literal::Tuple(tuple) => {
-            json!({ "tuple": tuple.elements().iter().map(|e| literal_json(e, limit)).collect::<Vec<_>>() })
+            let elements =
+                tuple.elements().iter().map(|e| literal_json(e, limit)).collect::<crate::Result<Vec<_>>>()?;
+            json!({ "tuple": elements })
         }
         Literal::Array(array) => {
             let elided = limit.is_some_and(|limit| array.element_count() > limit);
@@ -100,10 +102,10 @@ fn literal_json(literal: &Literal<'_>, limit: Option<usize>) -> Value {
                 "dimensions": array.shape().dimensions(),
                 "dynamic_sizes": if array.proto().dynamic_sizes.is_empty() { Value::Null } else { json!(array.proto().dynamic_sizes) },
                 "elided": elided,
-                "values": if elided { Value::Null } else { values_json(&array.values()) },
+                "values": if elided { Value::Null } else { values_json(&array.values()?) },
             })
         }
-    }
+    })
 }
 
 /// Writes one `.npy` per array of `literal` (tuple elements get `.0`, `.1`, … suffixes); types
@@ -124,7 +126,8 @@ fn write_npy(dir: &Path, stem: &str, literal: &Literal<'_>, warnings: &mut Vec<S
 fn write_array_npy(path: &PathBuf, array: &ArrayLiteral<'_>, warnings: &mut Vec<String>) -> Result<(), Failure> {
     use npyz::WriterBuilder;
     let ty = array.element_type();
-    if ty.is_sub_byte() || ty == PrimitiveType::BF16 || matches!(array.values(), Values::Small(_)) {
+    let values = array.values()?;
+    if ty.is_sub_byte() || ty == PrimitiveType::BF16 || matches!(values, Values::Small(_)) {
         warnings.push(format!("{}: numpy has no {ty} type; no .npy written", path.display()));
         return Ok(());
     }
@@ -144,7 +147,7 @@ fn write_array_npy(path: &PathBuf, array: &ArrayLiteral<'_>, warnings: &mut Vec<
             out.finish().map_err(fail)
         }};
     }
-    match array.values() {
+    match values {
         Values::Pred(v) => write_all!(v, bool),
         Values::S8(v) => write_all!(v, i8),
         Values::S16(v) => write_all!(v, i16),
@@ -207,9 +210,10 @@ fn reply(args: &ValuesArgs, bytes: &[u8], io_dir: Option<&Path>) -> Result<Reply
             .map_or_else(|| "?".to_owned(), |s| s.to_string());
         match Literal::try_new(sited.literal) {
             Ok(literal) => {
-                let printed = text(&literal, limit);
+                let printed = text(&literal, limit)?;
                 lines.push(format!("{where_}: {shape} {printed}"));
-                entries.push(json!({ "site": where_, "shape": shape, "valid": true, "text": printed, "value": literal_json(&literal, limit) }));
+                let value = literal_json(&literal, limit)?;
+                entries.push(json!({ "site": where_, "shape": shape, "valid": true, "text": printed, "value": value }));
                 if let Some(dir) = io_dir {
                     write_npy(dir, &stem, &literal, &mut warnings)?;
                 }
