@@ -325,7 +325,7 @@ fn check_dynamic_sizes(proto: &LiteralProto, shape: ArrayShape<'_>, path: Path<'
         let fits = if dynamic { size >= 0 && i64::from(size) <= bound } else { i64::from(size) == bound };
         if !fits {
             return Err(problem(
-                at.index("dynamic_sizes", dimension),
+                path.index("dynamic_sizes", dimension),
                 LiteralProblem::DynamicSize { dimension, size, bound },
             ));
         }
