@@ -196,9 +196,9 @@ pub struct ValuesArgs {
     /// The message the file holds.
     #[arg(long = "type", value_enum, default_value_t = ValuesType::Module)]
     pub message: ValuesType,
-    /// Machine-readable output: one JSON object with typed values (flat, row-major).
-    #[arg(long)]
-    pub json: bool,
+    /// `--json`: one JSON object with typed values (flat, row-major).
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Elide arrays of more than N elements as XLA does (`{...}`).
     #[arg(long, value_name = "N", default_value_t = crate::cli::cmd::values::DEFAULT_LIMIT, conflicts_with = "all")]
     pub limit: usize,
@@ -208,6 +208,7 @@ pub struct ValuesArgs {
     /// Also write one `.npy` file per array into DIR (types numpy has).
     #[arg(long, value_name = "DIR")]
     pub npy: Option<PathBuf>,
-    /// The serialized message (default: stdin).
+    /// The serialized message (default: stdin). With --lines, stdin lists one file path per line.
+    #[arg(conflicts_with = "lines")]
     pub file: Option<PathBuf>,
 }

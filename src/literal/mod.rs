@@ -396,6 +396,26 @@ impl<'a> ArrayLiteral<'a> {
         Ok(out)
     }
 
+    /// An iterator over the values in logical order. It owns them: the values are read in one
+    /// pass first (through the relayout engine when the layout is not row-major), because a
+    /// literal's field is in physical order.
+    ///
+    /// ```
+    /// use xla_shape::{literal::{self, Literal}, make, PrimitiveType};
+    /// let shape = make::make_shape_with_dense_layout(PrimitiveType::U16, &[2, 2], &[0, 1])?;
+    /// let proto = literal::make_array_literal(shape.as_array().expect("array"), &[1u16, 2, 3, 4])?;
+    /// let array = Literal::try_new(&proto)?.as_array().expect("array");
+    /// assert_eq!(array.iter_values::<u16>()?.map(u32::from).sum::<u32>(), 10);
+    /// # Ok::<(), xla_shape::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`to_vec`](Self::to_vec).
+    pub fn iter_values<T: Element + Default>(&self) -> Result<std::vec::IntoIter<T>> {
+        Ok(self.to_vec()?.into_iter())
+    }
+
     /// The values in logical order, into `out` (exactly [`element_count`](Self::element_count)
     /// long). For a default-layout array of a type whose memory is its field's bytes (all but
     /// `pred`, the sub-byte integers, `s8` and the small floats) this is one copy.

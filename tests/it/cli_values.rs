@@ -123,3 +123,23 @@ fn npy_files() {
     assert!(!dir.join("main.1.constant.16.npy").exists(), "bf16 has no numpy type");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn lines_reads_one_file_per_line() {
+    let paths = format!("{DIR}/snapshot.pb\n{DIR}/missing.pb\n");
+    let (status, out, _) = run(&["--type", "snapshot", "--lines", "--limit", "0"], paths.as_bytes());
+    assert_eq!(status, 1);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines[0].starts_with(&format!("{DIR}/snapshot.pb: main.1/constant.13: f32[2,3]{{1,0}} {{...}}; ")),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].ends_with("; result: u8[2,3,4]{2,1,0} {...}"));
+    assert!(lines[1].starts_with("error: "), "{}", lines[1]);
+    let (status, out, _) = run(&["--type", "snapshot", "--lines", "--json"], format!("{DIR}/snapshot.pb\n").as_bytes());
+    assert_eq!(status, 0);
+    let json: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(json["literals"].as_array().unwrap().len(), 16);
+}

@@ -246,6 +246,15 @@ pub fn run(args: &ValuesArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     if let Some(dir) = &args.npy {
         fs::create_dir_all(dir).map_err(|e| Failure::invalid(format!("cannot create {}: {e}", dir.display())))?;
     }
+    if args.output.lines {
+        // One output line per file: its literals joined by "; ".
+        return output::each_line(io, args.output.json, |line| {
+            let bytes = input::read_file(Path::new(line), MAX_HLO_INPUT_BYTES)?;
+            let mut reply = reply(args, &bytes, args.npy.as_deref())?;
+            reply.text = format!("{line}: {}", reply.text.replace('\n', "; "));
+            Ok(reply)
+        });
+    }
     let bytes = input::read_input(io.stdin, args.file.as_deref(), MAX_HLO_INPUT_BYTES)?;
-    output::emit(io, &reply(args, &bytes, args.npy.as_deref())?, args.json)
+    output::emit(io, &reply(args, &bytes, args.npy.as_deref())?, args.output.json)
 }
