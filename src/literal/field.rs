@@ -134,65 +134,52 @@ impl Raw<'_> {
     }
 }
 
-/// The bytes field of `name` (one of the names of [`value_field`]).
-fn bytes_field<'a>(proto: &'a LiteralProto, name: &str) -> &'a [u8] {
-    match name {
-        "s1s" => &proto.s1s,
-        "s2s" => &proto.s2s,
-        "s4s" => &proto.s4s,
-        "s8s" => &proto.s8s,
-        "s16s" => &proto.s16s,
-        "u1s" => &proto.u1s,
-        "u2s" => &proto.u2s,
-        "u4s" => &proto.u4s,
-        "u8s" => &proto.u8s,
-        "u16s" => &proto.u16s,
-        "f16s" => &proto.f16s,
-        "bf16s" => &proto.bf16s,
-        "f8e5m2s" => &proto.f8e5m2s,
-        "f8e4m3s" => &proto.f8e4m3s,
-        "f8e4m3fns" => &proto.f8e4m3fns,
-        "f8e4m3b11fnuzs" => &proto.f8e4m3b11fnuzs,
-        "f8e3m4s" => &proto.f8e3m4s,
-        "f8e5m2fnuzs" => &proto.f8e5m2fnuzs,
-        "f8e4m3fnuzs" => &proto.f8e4m3fnuzs,
-        "f4e2m1fns" => &proto.f4e2m1fns,
-        "f6e3m2fns" => &proto.f6e3m2fns,
-        "f6e2m3fns" => &proto.f6e2m3fns,
-        "f8e8m0fnus" => &proto.f8e8m0fnus,
-        _ => &[],
-    }
+/// The `bytes` fields by name, listed once: the shared and the mutable accessor.
+macro_rules! bytes_fields {
+    ($($name:ident),* $(,)?) => {
+        /// The bytes field of `name` (one of the names of [`value_field`]).
+        fn bytes_field<'a>(proto: &'a LiteralProto, name: &str) -> &'a [u8] {
+            match name {
+                $(stringify!($name) => &proto.$name,)*
+                _ => &[],
+            }
+        }
+
+        /// The mutable bytes field of `name`, for building.
+        fn bytes_field_mut<'a>(proto: &'a mut LiteralProto, name: &str) -> Option<&'a mut Vec<u8>> {
+            match name {
+                $(stringify!($name) => Some(&mut proto.$name),)*
+                _ => None,
+            }
+        }
+    };
 }
 
-/// The mutable bytes field of `name`, for building.
-fn bytes_field_mut<'a>(proto: &'a mut LiteralProto, name: &str) -> Option<&'a mut Vec<u8>> {
-    Some(match name {
-        "s1s" => &mut proto.s1s,
-        "s2s" => &mut proto.s2s,
-        "s4s" => &mut proto.s4s,
-        "s8s" => &mut proto.s8s,
-        "s16s" => &mut proto.s16s,
-        "u1s" => &mut proto.u1s,
-        "u2s" => &mut proto.u2s,
-        "u4s" => &mut proto.u4s,
-        "u8s" => &mut proto.u8s,
-        "u16s" => &mut proto.u16s,
-        "f16s" => &mut proto.f16s,
-        "bf16s" => &mut proto.bf16s,
-        "f8e5m2s" => &mut proto.f8e5m2s,
-        "f8e4m3s" => &mut proto.f8e4m3s,
-        "f8e4m3fns" => &mut proto.f8e4m3fns,
-        "f8e4m3b11fnuzs" => &mut proto.f8e4m3b11fnuzs,
-        "f8e3m4s" => &mut proto.f8e3m4s,
-        "f8e5m2fnuzs" => &mut proto.f8e5m2fnuzs,
-        "f8e4m3fnuzs" => &mut proto.f8e4m3fnuzs,
-        "f4e2m1fns" => &mut proto.f4e2m1fns,
-        "f6e3m2fns" => &mut proto.f6e3m2fns,
-        "f6e2m3fns" => &mut proto.f6e2m3fns,
-        "f8e8m0fnus" => &mut proto.f8e8m0fnus,
-        _ => return None,
-    })
-}
+bytes_fields!(
+    s1s,
+    s2s,
+    s4s,
+    s8s,
+    s16s,
+    u1s,
+    u2s,
+    u4s,
+    u8s,
+    u16s,
+    f16s,
+    bf16s,
+    f8e5m2s,
+    f8e4m3s,
+    f8e4m3fns,
+    f8e4m3b11fnuzs,
+    f8e3m4s,
+    f8e5m2fnuzs,
+    f8e4m3fnuzs,
+    f4e2m1fns,
+    f6e3m2fns,
+    f6e2m3fns,
+    f8e8m0fnus
+);
 
 /// The entries of `field` in `proto`.
 pub(crate) fn raw(proto: &LiteralProto, field: ValueField) -> Raw<'_> {
