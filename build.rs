@@ -1,10 +1,8 @@
 //! Compiles the vendored protos with `protox` (pure Rust, no system `protoc`) into prost types:
 //!
-//! - `proto/xla/xla_data.proto` → `$OUT_DIR/xla.rs` (`xla_shape::proto`), with the compiled
-//!   descriptor set beside it;
-//! - `proto/xla_shape/hlo_view.proto` → `$OUT_DIR/hlo/xla_shape.hlo_view.rs` (`xla_shape::hlo`),
-//!   whose shape fields point at the types above through `extern_path`, exactly as a downstream
-//!   crate that compiles its own XLA protos would do.
+//! `proto/xla/xla_data.proto` → `$OUT_DIR/xla.rs` (`xla_shape::proto`), with the compiled
+//! descriptor set beside it. (Serialized HLO is read by `xla_shape::hlo`'s streaming walker,
+//! which needs no generated types.)
 
 use std::io::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -15,8 +13,7 @@ fn main() -> Result<()> {
     // prost-build >= 0.14.1 no longer emits this itself.
     println!("cargo:rerun-if-changed=proto");
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| Error::other("OUT_DIR is not set"))?);
-    compile_xla_data(&out_dir)?;
-    compile_hlo_view(&out_dir)
+    compile_xla_data(&out_dir)
 }
 
 fn compile(file: &str) -> Result<prost_types::FileDescriptorSet> {
@@ -39,13 +36,4 @@ fn compile_xla_data(out_dir: &Path) -> Result<()> {
     // Fields left out of a serialized message take their protobuf defaults, as on the wire.
     config.message_attribute(".", "#[cfg_attr(feature = \"serde\", serde(default))]");
     config.compile_fds(file_descriptors)
-}
-
-fn compile_hlo_view(out_dir: &Path) -> Result<()> {
-    let file_descriptors = compile("xla_shape/hlo_view.proto")?;
-    // The imported `xla` package resolves to this crate's own types through extern_path, so no
-    // second copy of them is generated. The output goes to its own directory, apart from xla.rs.
-    let hlo_dir = out_dir.join("hlo");
-    std::fs::create_dir_all(&hlo_dir)?;
-    prost_build::Config::new().extern_path(".xla", "crate::proto").out_dir(hlo_dir).compile_fds(file_descriptors)
 }

@@ -36,7 +36,7 @@ fn hostile(c: &mut Criterion) {
     group.bench_function("parse 2000 nested tuples", |b| b.iter(|| text::parse_shape(black_box(&nested))));
     let nested = nested_tuple_bytes(2000);
     group.bench_function("decode 2000 nested tuples", |b| {
-        b.iter(|| codec::decode::<ShapeProto>(black_box(&nested[..])))
+        b.iter(|| codec::decode::<ShapeProto>(black_box(&nested[..])));
     });
     let rank_5000 = text::parse_shape(&format!("f32[{}]", vec!["1"; 5000].join(","))).expect("valid").proto().clone();
     let bytes = codec::encode(&rank_5000);

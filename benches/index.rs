@@ -6,6 +6,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ndarray::ShapeBuilder as _;
 use xla_shape::index::for_each_index;
 use xla_shape::make::{LayoutSpec, make_shape_with_layout};
 use xla_shape::{PhysicalMap, PrimitiveType, ShapeBuf, Slot};
@@ -73,6 +74,23 @@ fn multi_to_slot(c: &mut Criterion) {
         b.iter(|| {
             for (i, o) in idx4.iter().zip(out.iter_mut()) {
                 *o = map4.slot(black_box(i)).unwrap();
+            }
+        });
+    });
+    // The peer: ndarray's checked `get_ptr` on a dynamic-rank array with the same strides
+    // (minor_to_major {0,2,1,3}), indices as `usize` slices (no allocation per call).
+    let strides4 = [1, 16 * 8, 16, 16 * 8 * 32];
+    let nd = ndarray::ArrayD::<f32>::from_shape_vec(
+        ndarray::IxDyn(&dims4.map(|d| usize::try_from(d).unwrap())).strides(ndarray::IxDyn(&strides4)),
+        vec![0.0; 16 * 32 * 8 * 64],
+    )
+    .unwrap();
+    let nd_idx: Vec<[usize; 4]> = idx4.iter().map(|i| i.map(|x| usize::try_from(x).unwrap())).collect();
+    let mut ptrs = vec![std::ptr::null::<f32>(); BATCH];
+    g.bench_function("rank4_ndarray_get_ptr_ixdyn", |b| {
+        b.iter(|| {
+            for (i, o) in nd_idx.iter().zip(ptrs.iter_mut()) {
+                *o = nd.get_ptr(black_box(&i[..])).unwrap();
             }
         });
     });

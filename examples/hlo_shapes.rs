@@ -7,15 +7,14 @@
 //! cargo run --example hlo_shapes -- snapshot.pb snapshot   # an HloSnapshot (or `proto`: HloProto)
 //! ```
 //!
-//! The HLO messages are read through small view protos that keep only the shape-carrying fields;
-//! they were compiled with prost-build's `extern_path` pointing at this crate's shape types, the
-//! way your own build of XLA's `hlo.proto` can reuse them.
+//! The module is walked in place, one shape at a time: literals and everything else that holds
+//! no shape are skipped without a copy, so a module of any size lists in its own size of memory.
 
 use std::error::Error;
 use std::path::PathBuf;
 
 use xla_shape::Shape;
-use xla_shape::hlo::{self, HloMessage, ShapeSite};
+use xla_shape::hlo::{self, Found, HloMessage, ShapeSite};
 
 fn main() -> Result<(), Box<dyn Error>> {
     let mut args = std::env::args_os().skip(1);
@@ -30,14 +29,20 @@ fn main() -> Result<(), Box<dyn Error>> {
         Some(other) => return Err(format!("unknown message {other:?}: use module, proto or snapshot").into()),
     };
     let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let module = hlo::decode_module(&bytes, message)?;
-    println!("module {:?}: {} computations", module.name, module.computations.len());
+    let module = hlo::header(&bytes, message)?;
+    println!("module {:?}: {} computations", module.name, module.computations);
 
-    let found = hlo::shapes(&module);
     let (mut valid, mut invalid) = (0, 0);
-    for sited in &found {
+    for found in hlo::walk(&bytes, message) {
+        let sited = match found? {
+            Found::Shape(sited) => sited,
+            Found::Report(found) => {
+                print!("  {}: {}", found.site, found.report);
+                continue;
+            }
+        };
         // XLA loads HLO with ValidateShapeWithOptionalLayout; so does this listing.
-        match Shape::try_new_optional_layout(sited.shape) {
+        match Shape::try_new_optional_layout(&sited.shape) {
             Ok(shape) => {
                 valid += 1;
                 let opcode = match sited.site {
@@ -52,6 +57,6 @@ fn main() -> Result<(), Box<dyn Error>> {
             }
         }
     }
-    println!("{} shapes: {valid} valid, {invalid} invalid", found.len());
+    println!("{} shapes: {valid} valid, {invalid} invalid", valid + invalid);
     Ok(())
 }

@@ -10,23 +10,26 @@
 use std::error::Error;
 use std::path::PathBuf;
 
-use xla_shape::hlo;
 use xla_shape::literal::{Literal, Values};
+use xla_shape::proto::LiteralProto;
+use xla_shape::{codec, hlo};
 
 fn main() -> Result<(), Box<dyn Error>> {
     let path = std::env::args_os()
         .nth(1)
         .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/data/snapshot.pb"), PathBuf::from);
     let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    // Unknown fields or non-canonical encodings inside shapes and literals would be named here.
-    for finding in hlo::wire_reports(&bytes, hlo::HloMessage::Snapshot)? {
-        eprint!("{}: {}", finding.site, finding.report);
-    }
-    let snapshot = hlo::decode_snapshot(&bytes)?;
-    for sited in hlo::snapshot_literals(&snapshot) {
-        let shape = sited.literal.shape.as_ref().map(ToString::to_string).unwrap_or_default();
+    // Each literal's bytes, with its site; nothing is decoded yet.
+    for sited in hlo::literals(&bytes, hlo::HloMessage::Snapshot)? {
+        // Unknown fields or non-canonical encodings inside a literal are named, not dropped.
+        let decoded = codec::decode_lenient::<LiteralProto>(sited.bytes)?;
+        if !decoded.report.is_empty() {
+            eprint!("{}: {}", sited.site, decoded.report);
+        }
+        let proto = decoded.message;
+        let shape = proto.shape.as_ref().map(ToString::to_string).unwrap_or_default();
         // Validation checks the values against the shape once; reading trusts it.
-        let literal = match Literal::try_new(sited.literal) {
+        let literal = match Literal::try_new(&proto) {
             Ok(literal) => literal,
             Err(error) => {
                 println!("{}: {shape}  [invalid: {error}]", sited.site);

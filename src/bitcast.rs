@@ -6,9 +6,10 @@
 //! crate extension). A shape without a layout uses the default descending layout, where XLA
 //! CHECK-fails.
 
+use crate::error::ArgumentProblem;
 use crate::error::{Error, Result};
 use crate::index::multidimensional_index_to_linear_index;
-use crate::physical::to_i64;
+use crate::memory::extent::to_i64;
 use crate::shape::{ArrayShape, Dim};
 use crate::size::elements_in;
 use crate::util::equal_ignoring_element_type;
@@ -45,10 +46,11 @@ pub fn transpose_is_bitcast(
             usize::try_from(d).ok().and_then(|d| seen.get_mut(d)).is_some_and(|s| !std::mem::replace(s, true))
         });
     if !is_permutation {
-        return Err(Error::InvalidArgument(format!(
-            "dimension mapping {dimension_mapping:?} is not a permutation between ranks {n} and {}",
-            output.rank()
-        )));
+        return Err(Error::invalid_argument(ArgumentProblem::NotADimensionMapping {
+            mapping: dimension_mapping.to_vec(),
+            input_rank: n,
+            output_rank: output.rank(),
+        }));
     }
     if !ignore_element_type && input.element_type() != output.element_type() {
         return Ok(false);

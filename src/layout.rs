@@ -7,37 +7,65 @@
 
 use std::fmt;
 
+use crate::dim::Dim;
 use crate::error::{Error, Result};
 use crate::proto::{LayoutProto, SplitConfigProto, TileProto};
-use crate::shape::Dim;
 use crate::validate::validate_layout;
 
 /// The order of logical dimensions from most minor to most major: a layout's own
 /// `minor_to_major`, or the default descending order `{n-1,…,0}` of a shape without a layout.
 ///
+/// The type is opaque: it only ever holds a validated list or the default order, so every
+/// dimension it yields is below the rank.
+///
 /// ```
 /// use xla_shape::layout::MinorToMajor;
-/// use xla_shape::Dim;
-/// let default = MinorToMajor::Descending(3);
+/// use xla_shape::{make, Dim, PrimitiveType};
+/// let default = MinorToMajor::descending(3);
 /// assert_eq!(default.iter().collect::<Vec<_>>(), [Dim(2), Dim(1), Dim(0)]);
 /// assert_eq!(default.major(0), Dim(0));
-/// let explicit = MinorToMajor::Explicit(&[0, 1]);
+/// assert!(default.is_default());
+/// let s = make::make_shape_with_dense_layout(PrimitiveType::F32, &[2, 3], &[0, 1])?;
+/// let explicit = s.as_array().expect("an array").minor_to_major();
 /// assert_eq!(explicit.minor(0), Dim(0));
+/// assert!(!explicit.is_default());
+/// # Ok::<(), xla_shape::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MinorToMajor<'a> {
+pub struct MinorToMajor<'a>(Order<'a>);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order<'a> {
     /// A validated `minor_to_major` list.
     Explicit(&'a [i64]),
     /// The default layout of a shape with this many dimensions.
     Descending(usize),
 }
 
+impl<'a> MinorToMajor<'a> {
+    /// The default descending order `{n-1,…,0}` of a shape with `rank` dimensions and no layout.
+    pub fn descending(rank: usize) -> Self {
+        Self(Order::Descending(rank))
+    }
+
+    /// A layout's own list; `minor_to_major` must be validated (a permutation of `0..n`).
+    pub(crate) fn explicit(minor_to_major: &'a [i64]) -> Self {
+        Self(Order::Explicit(minor_to_major))
+    }
+
+    /// Whether this is the default order of a shape without a layout (not a layout's own
+    /// list, even one equal to it).
+    pub fn is_default(&self) -> bool {
+        matches!(self.0, Order::Descending(_))
+    }
+}
+
 impl MinorToMajor<'_> {
     /// The number of dimensions.
     pub fn len(&self) -> usize {
-        match *self {
-            Self::Explicit(m2m) => m2m.len(),
-            Self::Descending(n) => n,
+        match self.0 {
+            Order::Explicit(m2m) => m2m.len(),
+            Order::Descending(n) => n,
         }
     }
 
@@ -53,10 +81,11 @@ impl MinorToMajor<'_> {
     /// If `k` is not below [`len`](Self::len).
     #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // documented: k < len, as for a slice
     pub fn minor(&self, k: usize) -> Dim {
-        match *self {
+        match self.0 {
             // Validated: entries are in 0..n.
-            Self::Explicit(m2m) => Dim(usize::try_from(m2m[k]).unwrap_or(0)),
-            Self::Descending(n) => {
+            Order::Explicit(m2m) => Dim(usize::try_from(m2m[k]).unwrap_or(0)),
+            // `dim::descending(n)`, indexed.
+            Order::Descending(n) => {
                 assert!(k < n, "minor position {k} out of range for rank {n}");
                 Dim(n - 1 - k)
             }
@@ -144,7 +173,7 @@ impl<'a> Tile<'a> {
 /// XLA's tile text: `(8,128)`, `(2,*)`.
 impl fmt::Display for Tile<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::text::write_tile(f, self.dimensions)
+        crate::text::print::write_tile(f, self.dimensions)
     }
 }
 
@@ -194,7 +223,7 @@ impl<'a> Layout<'a> {
 
     /// `minor_to_major` as a [`MinorToMajor`].
     pub fn order(&self) -> MinorToMajor<'a> {
-        MinorToMajor::Explicit(&self.proto.minor_to_major)
+        MinorToMajor::explicit(&self.proto.minor_to_major)
     }
 
     /// The tiles, in the order they apply.
@@ -253,7 +282,7 @@ impl fmt::Debug for Layout<'_> {
 /// XLA's layout text (`Layout::ToString`): `{1,0:T(8,128)(2,1)}`.
 impl fmt::Display for Layout<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::text::write_layout(f, self.proto)
+        crate::text::print::write_layout(f, self.proto)
     }
 }
 
@@ -308,7 +337,7 @@ impl fmt::Debug for LayoutBuf {
 
 impl fmt::Display for LayoutBuf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::text::write_layout(f, &self.proto)
+        crate::text::print::write_layout(f, &self.proto)
     }
 }
 
@@ -317,5 +346,36 @@ impl TryFrom<LayoutProto> for LayoutBuf {
 
     fn try_from(proto: LayoutProto) -> Result<Self> {
         Self::try_from_proto(proto)
+    }
+}
+
+impl<'a> TryFrom<&'a LayoutProto> for Layout<'a> {
+    type Error = Error;
+
+    fn try_from(proto: &'a LayoutProto) -> Result<Self> {
+        Self::try_new(proto)
+    }
+}
+
+/// The validated proto, by value (as [`LayoutBuf::into_proto`]).
+///
+/// ```
+/// use xla_shape::{proto::LayoutProto, LayoutBuf};
+/// let layout: LayoutBuf = "{0,1:T(2,2)}".parse()?;
+/// let proto: &LayoutProto = layout.as_ref();
+/// assert_eq!(proto.minor_to_major, [0, 1]);
+/// let back = LayoutBuf::try_from(LayoutProto::from(layout.clone()))?;
+/// assert_eq!(back, layout);
+/// # Ok::<(), xla_shape::Error>(())
+/// ```
+impl From<LayoutBuf> for LayoutProto {
+    fn from(layout: LayoutBuf) -> Self {
+        layout.proto
+    }
+}
+
+impl AsRef<LayoutProto> for LayoutBuf {
+    fn as_ref(&self) -> &LayoutProto {
+        &self.proto
     }
 }

@@ -223,10 +223,19 @@
 //! # Ok::<(), xla_shape::Error>(())
 //! ```
 //!
+//! ## 6. Draw
+//!
+//! The document explains layouts with pictures; `draw::picture` (feature `draw`) makes them for
+//! any array — the logical grid and the memory strip, coloured by tile, padding hatched — and
+//! `xla-shape draw SHAPE -o FILE.svg` writes them. `f32[3,5]{1,0:T(2,2)}`:
+//!
+#![cfg_attr(feature = "draw", doc = include_str!("../docs/pictures/seed_tiled.svg"))]
+//!
 //! # Cargo features
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
+//! | `draw` | off | `draw`: SVG pictures of layouts with the `svg` crate (enabled by `cli`). |
 //! | `cli` | off | the `xla-shape` command-line tool (`cli::run` and `src/bin/`): `cargo install xla-shape --features cli`. The library alone never compiles clap. |
 //! | `serde` | off | `Serialize`/`Deserialize`: [`ShapeBuf`] and [`LayoutBuf`] as their XLA string (deserialized through the validated parser), [`PrimitiveType`] as its text name, and the raw [`proto`] types as structs. See the `serde` module docs. |
 //! | `proptest` | off | `strategy`: proptest strategies that generate only valid shapes, layouts, tiles and in-bounds indices, for property tests of your own code. |
@@ -311,14 +320,15 @@
 //! | [`padding`] | legacy `padded_dimensions` and `padding_value` |
 //! | [`bitcast`] | whether a transpose or reshape can be a bitcast |
 //! | [`util`] | the `ShapeUtil` / `LayoutUtil` operations and XLA's equality functors |
-//! | [`hlo`] | the shapes inside serialized HLO modules (protos compiled with `extern_path`) |
+//! | `draw` | SVG pictures of layouts: the logical array and the memory strip (feature `draw`) |
+//! | [`hlo`] | the shapes inside serialized HLO modules, walked in place one shape at a time |
 //! | `cli` | the `xla-shape` tool as a function over any streams (feature `cli`) |
 //! | [`error`] | the one [`Error`] enum, field paths, structured problems |
 //! | `strategy` | proptest strategies (feature `proptest`) |
 //! | `serde` | serde support (feature `serde`) |
 //!
 //! The `examples/` directory has one runnable program per task: `decode_shape`, `encode_layout`,
-//! `pjrt_layout`, `tiled_iteration` and `hlo_shapes` (`cargo run --example decode_shape`).
+//! `pjrt_layout`, `tiled_iteration`, `hlo_shapes` and `draw_layout` (`cargo run --example decode_shape`).
 #![forbid(unsafe_code)]
 // Untrusted input reaches the library: no panicking operation or unchecked arithmetic without a
 // stated reason (tests are exempt). Every exception is item-level, with the invariant that makes
@@ -342,33 +352,34 @@ pub mod bitcast;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod codec;
+mod depth;
+mod dim;
+#[cfg(feature = "draw")]
+pub mod draw;
 pub mod error;
 pub mod hlo;
-pub mod index;
 pub mod layout;
 pub mod limits;
 pub mod literal;
 pub mod make;
-pub mod padding;
-pub mod physical;
+mod memory;
 pub mod primitive;
 pub mod proto;
 pub mod relayout;
 #[cfg(feature = "serde")]
 pub mod serde;
 pub mod shape;
-pub mod size;
 #[cfg(feature = "proptest")]
 pub mod strategy;
 pub mod text;
-pub mod tiling;
 pub mod util;
 pub mod validate;
 
 pub use codec::{decode, decode_lenient, encode};
 pub use error::{Error, Result};
 pub use layout::{Layout, LayoutBuf, Tile};
-pub use physical::{PhysicalMap, Slot};
+pub use memory::physical::{PhysicalMap, Slot};
+pub use memory::{index, padding, physical, size, tiling};
 pub use primitive::PrimitiveType;
 pub use shape::{ArrayShape, Dim, ProgramShape, Shape, ShapeBuf, ShapeKind, TupleShape};
 

@@ -9,6 +9,7 @@
 //! |---|---|---|---|
 //! | [`MAX_DEPTH`] | 64 shape levels | validation, constructors, the text parser, [`codec::to_xla_form`](crate::codec::to_xla_form), every recursive `util` algorithm | [`Error::TooDeep`](crate::Error::TooDeep) `{ path, limit: 64 }` |
 //! | [`RECURSION_LIMIT`] | 100 nested messages | decoding bytes (prost's limit; the wire scanner stops at the same depth, groups included) | [`Error::Decode`](crate::Error::Decode) "recursion limit reached" |
+//! | [`hlo::MAX_SHAPE_BYTES`](crate::hlo::MAX_SHAPE_BYTES) | 1 MiB per shape | reading serialized HLO | [`Error::LimitExceeded`](crate::Error::LimitExceeded) "shape size in an HLO module" |
 //! | [`MAX_REPORTED`] | 1024 findings per list | the report of [`codec::decode_lenient`](crate::codec::decode_lenient) | nothing is lost: later findings are counted in `omitted_unknown_fields` / `omitted_non_canonical` |
 //! | printing depth | 128 shape levels | printing a raw proto (which can nest deeper than [`MAX_DEPTH`] in memory) | the printer writes `...` for the deeper levels |
 //! | quoted input | 120 bytes, or 48 on each side of the error | [`Error::Parse`](crate::Error::Parse) `input` | the quote is cut around the error position |
@@ -29,7 +30,6 @@
 //! |---|---|---|
 //! | 1 MiB of empty tuple elements on the wire (`22 00` repeated) | 49 MB | 0.26 s |
 //! | 10 MiB of the same | 463 MB | 1.7 s |
-//! | 1 MiB of empty instructions in an `HloModuleProto` ([`hlo::decode_module`](crate::hlo::decode_module)) | 127 MB | 0.2 s |
 //! | 1 MiB of text `(f32[],f32[],…)` | 60 MB | 0.09 s |
 //! | 10 MiB of text `f32[1,1,…]` (rank 5 000 000, valid) | 194 MB | 0.5 s |
 //!
@@ -42,8 +42,19 @@
 //! larger cap and so more memory.
 //!
 //! The `xla-shape` tool caps its input so: 1 MiB of shape, layout or program-shape bytes
-//! (`cli::MAX_INPUT_BYTES`); 2 MiB of hex text and for each `--lines` line, which may be hex (a
-//! 2 MiB line of `(f32[],f32[],…)` through `encode --lines` peaks at 124 MB of resident memory,
-//! release build); 64 MiB for an HLO module (`cli::MAX_HLO_INPUT_BYTES`).
+//! (`cli::MAX_INPUT_BYTES`) and 2 MiB of hex text. Each `--lines` line has the cap of its kind,
+//! and lines are read one at a time, so the worst case of a run is that of one line:
+//!
+//! | `--lines` of | commands | cap per line | worst case |
+//! |---|---|---|---|
+//! | hex | `decode`, `validate` | 2 MiB (1 MiB of bytes) | 1 MiB of empty tuple elements: under 80 MB of heap (`tests/adversarial.rs`) |
+//! | XLA strings | `encode`, `info`, `map` | 2 MiB | `(f32[],f32[],…)`: 124 MB of resident memory, release build |
+//! | indices, slots | `offset`, `index` | 1 MiB | one index of rank ≈ 500 000, refused by the shape's rank: linear, a few MB |
+//! | file paths | `hlo` | 4 KiB (`PATH_MAX`) | each module as `hlo FILE`: its size plus a constant |
+//!
+//! Serialized HLO has no cap: [`hlo::walk`](crate::hlo::walk) reads it in place and holds one
+//! shape of at most [`hlo::MAX_SHAPE_BYTES`](crate::hlo::MAX_SHAPE_BYTES) at a time, so
+//! `xla-shape hlo` needs the input's size plus a constant (`docs/hlo.md`: 3 MB over the input for
+//! a 250 MiB module of constants and for 16 MiB of empty instructions).
 pub use crate::MAX_DEPTH;
 pub use crate::codec::{MAX_REPORTED, RECURSION_LIMIT};

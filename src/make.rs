@@ -15,6 +15,8 @@
 //! assert_eq!(s.to_string(), "f32[2,3,4,5]{3,2,1,0}");
 //! ```
 
+use crate::dim::descending_minor_to_major;
+use crate::error::ArgumentProblem;
 use crate::error::{Error, FieldPath, LayoutProblem, Result};
 use crate::layout::LayoutBuf;
 use crate::primitive::PrimitiveType;
@@ -111,10 +113,10 @@ impl LayoutSpec {
     fn check_tail_padding(&self, layout_path: FieldPath) -> Result<()> {
         let value = self.proto.tail_padding_alignment_in_elements;
         if value < 1 {
-            return Err(Error::InvalidLayout {
-                path: layout_path.field("tail_padding_alignment_in_elements"),
-                problem: LayoutProblem::TailPadding { value },
-            });
+            return Err(Error::invalid_layout(
+                layout_path.field("tail_padding_alignment_in_elements"),
+                LayoutProblem::TailPadding { value },
+            ));
         }
         Ok(())
     }
@@ -124,7 +126,7 @@ fn require_array_type(element_type: PrimitiveType) -> Result<()> {
     if element_type.is_array() {
         Ok(())
     } else {
-        Err(Error::InvalidArgument(format!("unsupported element type {element_type} for an array shape")))
+        Err(Error::invalid_argument(ArgumentProblem::UnsupportedElementType { element_type }))
     }
 }
 
@@ -177,7 +179,7 @@ pub fn make_shape_with_descending_layout(element_type: PrimitiveType, dimensions
 /// * [`Error::Overflow`] when the element count or byte size does not fit in `i64`.
 pub fn make_shape_dynamic(element_type: PrimitiveType, dimensions: &[i64], dynamic: &[bool]) -> Result<ShapeBuf> {
     let proto = unlaid_array(element_type, dimensions, dynamic)?;
-    with_layout(proto, LayoutSpec::new(&descending(dimensions.len())).proto)
+    with_layout(proto, LayoutSpec::new(&descending_minor_to_major(dimensions.len())).proto)
 }
 
 /// `MakeValidatedShapeWithDenseLayout` with only `minor_to_major`.
@@ -226,11 +228,10 @@ pub fn make_shape_with_layout(
     layout: &LayoutSpec,
 ) -> Result<ShapeBuf> {
     if layout.proto.minor_to_major.len() != dimensions.len() {
-        return Err(Error::InvalidArgument(format!(
-            "dimensions size is {}, but layout size is {}",
-            dimensions.len(),
-            layout.proto.minor_to_major.len()
-        )));
+        return Err(Error::invalid_argument(ArgumentProblem::LayoutLength {
+            dimensions: dimensions.len(),
+            layout: layout.proto.minor_to_major.len(),
+        }));
     }
     let dynamic = dimensions.iter().map(|&d| d == i64::MIN).collect::<Vec<_>>();
     let proto = unlaid_array(element_type, dimensions, &dynamic)?;
@@ -248,11 +249,10 @@ pub fn make_shape_with_layout(
 /// type, dimensions, size).
 fn unlaid_array(element_type: PrimitiveType, dimensions: &[i64], dynamic: &[bool]) -> Result<ShapeProto> {
     if dynamic.len() != dimensions.len() {
-        return Err(Error::InvalidArgument(format!(
-            "dynamic dimensions size {} did not match number of dimensions {}",
-            dynamic.len(),
-            dimensions.len()
-        )));
+        return Err(Error::invalid_argument(ArgumentProblem::DynamicFlagCount {
+            flags: dynamic.len(),
+            dimensions: dimensions.len(),
+        }));
     }
     require_array_type(element_type)?;
     let proto = ShapeProto {
@@ -376,7 +376,7 @@ fn non_array(element_type: PrimitiveType) -> ShapeBuf {
 /// an array shape to create a buffer shape").
 pub fn make_buffer_shape(array: &ShapeBuf) -> Result<ShapeBuf> {
     if !array.view().is_array() {
-        return Err(Error::InvalidArgument("element_shape must be an array shape to create a buffer shape".into()));
+        return Err(Error::invalid_argument(ArgumentProblem::BufferOfNonArray));
     }
     let proto = ShapeProto {
         element_type: PrimitiveType::BUFFER.as_i32(),
@@ -403,10 +403,6 @@ pub fn make_buffer_shape_from_dimensions(element_type: PrimitiveType, dimensions
     make_buffer_shape(&make_shape(element_type, dimensions)?)
 }
 
-fn descending(rank: usize) -> Vec<i64> {
-    (0..rank).rev().map(|d| i64::try_from(d).unwrap_or(i64::MAX)).collect()
-}
-
 /// `LayoutUtil::MakeDescendingLayout`: `{n-1,…,0}`, the default (row-major at rank 2).
 ///
 /// ```
@@ -414,7 +410,7 @@ fn descending(rank: usize) -> Vec<i64> {
 /// assert_eq!(xla_shape::make::make_descending_layout(0).to_string(), "{}");
 /// ```
 pub fn make_descending_layout(rank: usize) -> LayoutBuf {
-    LayoutBuf::from_validated(LayoutSpec::new(&descending(rank)).proto)
+    LayoutBuf::from_validated(LayoutSpec::new(&descending_minor_to_major(rank)).proto)
 }
 
 /// `LayoutUtil::MakeAscendingLayout`: `{0,…,n-1}` (column-major at rank 2).
@@ -423,7 +419,7 @@ pub fn make_descending_layout(rank: usize) -> LayoutBuf {
 /// assert_eq!(xla_shape::make::make_ascending_layout(5).to_string(), "{0,1,2,3,4}");
 /// ```
 pub fn make_ascending_layout(rank: usize) -> LayoutBuf {
-    let mut m2m = descending(rank);
+    let mut m2m = descending_minor_to_major(rank);
     m2m.reverse();
     LayoutBuf::from_validated(LayoutSpec::new(&m2m).proto)
 }

@@ -5,9 +5,6 @@
 //! built from the raw `i32` only, so an unknown value is an error that carries the number.
 
 use std::fmt;
-use std::str::FromStr;
-
-use crate::error::{Error, FieldPath};
 
 /// What kind of values a [`PrimitiveType`] holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -218,19 +215,23 @@ impl PrimitiveType {
         matches!(self.category(), Category::Complex)
     }
 
+    /// The type with this text name (XLA's `StringToPrimitiveType`: exact and case-sensitive),
+    /// `tuple` and `buffer` included. The one name look-up: `FromStr` and the text parser use
+    /// it.
+    ///
+    /// ```
+    /// use xla_shape::PrimitiveType;
+    /// assert_eq!(PrimitiveType::from_name("bf16"), Some(PrimitiveType::BF16));
+    /// assert_eq!(PrimitiveType::from_name("BF16"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|t| t.name() == name)
+    }
+
     /// The generated prost enum value.
     pub fn to_proto(self) -> crate::proto::PrimitiveType {
         // Every hand-written value exists in the vendored schema (checked by the schema test).
         crate::proto::PrimitiveType::try_from(self.as_i32()).unwrap_or_default()
-    }
-}
-
-impl TryFrom<i32> for PrimitiveType {
-    type Error = Error;
-
-    /// Fails with [`Error::InvalidElementType`] for 0 and unknown values.
-    fn try_from(value: i32) -> Result<Self, Error> {
-        Self::from_i32(value).ok_or(Error::InvalidElementType { path: FieldPath::root(), value })
     }
 }
 
@@ -243,20 +244,6 @@ impl From<PrimitiveType> for i32 {
 impl fmt::Display for PrimitiveType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-impl FromStr for PrimitiveType {
-    type Err = Error;
-
-    /// XLA's `StringToPrimitiveType`: exact, case-sensitive text names. `tuple` and `buffer` are
-    /// accepted here, though the shape grammar never uses them as types.
-    fn from_str(s: &str) -> Result<Self, Error> {
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|t| t.name() == s)
-            .ok_or_else(|| Error::InvalidArgument(format!("invalid element type string: {s:?}")))
     }
 }
 

@@ -49,38 +49,19 @@ use ::serde::ser::{self, Serialize, Serializer};
 use crate::layout::{Layout, LayoutBuf};
 use crate::physical::Slot;
 use crate::primitive::PrimitiveType;
-use crate::proto::LayoutProto;
-use crate::shape::{ArrayShape, Dim, Shape, ShapeBuf, ShapeKind};
+use crate::shape::{ArrayShape, Dim, Shape, ShapeBuf};
+use crate::text::{Dropped, dropped_in_layout};
 
-/// The first field of `layout` that XLA text never prints, if any (spec `text-format.md` §4).
-fn unprintable_layout_field(layout: &LayoutProto) -> Option<&'static str> {
-    if !layout.padded_dimensions.is_empty() {
-        Some("legacy padded_dimensions")
-    } else if layout.padding_value != 0 {
-        Some("legacy padding_value")
-    } else if layout.dynamic_shape_metadata_prefix_bytes < 0 {
-        Some("negative dynamic_shape_metadata_prefix_bytes")
-    } else {
-        None
-    }
-}
-
-/// The first field anywhere in `shape` that XLA text never prints. Validation bounded the depth.
-fn unprintable_shape_field(shape: Shape<'_>) -> Option<&'static str> {
-    match shape.kind() {
-        ShapeKind::Array(array) | ShapeKind::Buffer(array) => {
-            array.layout().and_then(|layout| unprintable_layout_field(layout.proto()))
-        }
-        ShapeKind::Tuple(tuple) => tuple.iter().find_map(unprintable_shape_field),
-        ShapeKind::Token | ShapeKind::Opaque => None,
-    }
+/// The first field anywhere in `shape` that XLA text never prints (`text::lost_in_text`).
+fn unprintable_shape_field(shape: Shape<'_>) -> Option<Dropped> {
+    crate::text::lost_in_text(shape).first().map(|lost| lost.dropped)
 }
 
 /// Serializes `value`'s XLA text, or fails naming the field the text would drop.
 fn serialize_text<S: Serializer>(
     serializer: S,
     value: &impl fmt::Display,
-    unprintable: Option<&'static str>,
+    unprintable: Option<Dropped>,
 ) -> Result<S::Ok, S::Error> {
     match unprintable {
         None => serializer.collect_str(value),
@@ -114,7 +95,7 @@ impl Serialize for ShapeBuf {
 /// XLA's text; an error if the text would drop a field (see the module docs).
 impl Serialize for Layout<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serialize_text(serializer, self, unprintable_layout_field(self.proto()))
+        serialize_text(serializer, self, dropped_in_layout(self.proto()).next())
     }
 }
 

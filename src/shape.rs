@@ -21,34 +21,12 @@
 
 use std::fmt;
 
+pub use crate::dim::Dim;
 use crate::error::{Error, Result};
 use crate::layout::{Layout, MinorToMajor};
 use crate::primitive::PrimitiveType;
 use crate::proto::{ProgramShapeProto, ShapeProto};
 use crate::validate::{LayoutMode, validate_shape, validated_result};
-
-/// A logical dimension number (0 = the first entry of `dimensions`), kept apart from sizes and
-/// offsets.
-///
-/// ```
-/// use xla_shape::Dim;
-/// assert_eq!(Dim(2).index(), 2);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct Dim(pub usize);
-
-impl Dim {
-    /// The dimension number as a `usize`, for indexing.
-    pub const fn index(self) -> usize {
-        self.0
-    }
-}
-
-impl fmt::Display for Dim {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
 
 /// A validated shape of any kind, borrowing its proto.
 ///
@@ -195,7 +173,7 @@ impl<'a> Shape<'a> {
 
     /// The text without layouts (`ShapeUtil::HumanString`): `f32[2,3]`, `(f32[2], s32[])`.
     pub fn to_string_without_layout(&self) -> String {
-        crate::text::shape_to_string(self.proto, false)
+        crate::text::print::shape_to_string(self.proto, false)
     }
 
     /// Copies the proto into an owned, validated [`ShapeBuf`].
@@ -213,7 +191,7 @@ impl fmt::Debug for Shape<'_> {
 /// XLA's text with layouts (`ShapeUtil::HumanStringWithLayout`): `f32[2,3]{1,0}`.
 impl fmt::Display for Shape<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::text::write_shape(f, self.proto, true)
+        crate::text::print::write_shape(f, self.proto, true)
     }
 }
 
@@ -265,7 +243,7 @@ impl<'a> ArrayShape<'a> {
     fn from_shape(shape: Shape<'a>) -> Result<Self> {
         shape.as_array().ok_or(Error::NotAnArray {
             operation: "an array view",
-            kind: crate::validate::kind_name(shape.element_type),
+            kind: crate::error::ShapeCategory::of(shape.element_type),
         })
     }
 
@@ -333,8 +311,8 @@ impl<'a> ArrayShape<'a> {
     /// has no layout (spec policy: an absent layout means the default one).
     pub fn minor_to_major(&self) -> MinorToMajor<'a> {
         match &self.proto.layout {
-            Some(layout) => MinorToMajor::Explicit(&layout.minor_to_major),
-            None => MinorToMajor::Descending(self.rank()),
+            Some(layout) => MinorToMajor::explicit(&layout.minor_to_major),
+            None => MinorToMajor::descending(self.rank()),
         }
     }
 
@@ -357,7 +335,7 @@ impl fmt::Debug for ArrayShape<'_> {
 
 impl fmt::Display for ArrayShape<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::text::write_shape(f, self.proto, true)
+        crate::text::print::write_shape(f, self.proto, true)
     }
 }
 
@@ -397,14 +375,14 @@ impl<'a> TupleShape<'a> {
 /// XLA's text with layouts: `(f32[2]{0}, s32[])`.
 impl fmt::Display for TupleShape<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::text::write_shape(f, self.proto, true)
+        crate::text::print::write_shape(f, self.proto, true)
     }
 }
 
 impl fmt::Debug for TupleShape<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("TupleShape(")?;
-        crate::text::write_shape(f, self.proto, true)?;
+        crate::text::print::write_shape(f, self.proto, true)?;
         f.write_str(")")
     }
 }
@@ -483,7 +461,7 @@ impl fmt::Debug for ProgramShape<'_> {
 /// XLA's program-shape text: `(x: f32[], y: s32[2]) -> f32[]` (no layouts).
 impl fmt::Display for ProgramShape<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::text::write_program_shape(f, self.proto)
+        crate::text::print::write_program_shape(f, self.proto)
     }
 }
 
@@ -559,7 +537,7 @@ impl fmt::Debug for ShapeBuf {
 
 impl fmt::Display for ShapeBuf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::text::write_shape(f, &self.proto, true)
+        crate::text::print::write_shape(f, &self.proto, true)
     }
 }
 

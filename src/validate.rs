@@ -51,11 +51,12 @@
 //! A program shape checks its name count (V-20), then each parameter, then the result, each with
 //! both passes (V-21). [`validate_layout`] runs the part of pass 2 that needs no shape (§1.5).
 //!
-//! Not validated, as in XLA (V-19): `memory_space`, split indices,
-//! `dynamic_shape_metadata_prefix_bytes`, `padding_value`, and whether `element_size_in_bits` suits
-//! the element type. The specification also lists `split_configs` as unvalidated, but real XLA
-//! (jaxlib 0.10.2, recorded in `tests/fixtures/shape_protos.jsonl`) rejects a split config whose
-//! physical dimension is out of bounds, so the crate does too.
+//! Not validated, as in XLA (V-19): `memory_space`, `dynamic_shape_metadata_prefix_bytes`,
+//! `padding_value`, and whether `element_size_in_bits` suits the element type. The specification
+//! also lists `split_configs` as unvalidated, but real XLA (jaxlib 0.10.2, recorded in
+//! `tests/fixtures/shape_protos.jsonl`) rejects a split config whose physical dimension is out of
+//! bounds, whose split indices are not strictly increasing and positive, or whose last split index
+//! is not inside its dimension, so the crate does too (`check_split_configs`).
 //!
 //! # Differences from XLA
 //!
@@ -90,8 +91,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::MAX_DEPTH;
-use crate::error::{Error, FieldPath, LayoutProblem, Result, StructureProblem};
+use crate::depth::Depth;
+use crate::error::{Error, FieldPath, LayoutProblem, Quantity, Result, ShapeCategory, SparseField, StructureProblem};
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
 
@@ -157,7 +158,7 @@ pub fn validate_shape(shape: &ShapeProto, mode: LayoutMode) -> Result<()> {
 }
 
 pub(crate) fn validate_at(shape: &ShapeProto, mode: LayoutMode, path: Path<'_>) -> Result<()> {
-    check_structure(shape, path, 1)?;
+    check_structure(shape, path, Depth::ROOT)?;
     check_layouts(shape, mode, path)
 }
 
@@ -171,7 +172,7 @@ pub(crate) fn validate_elements(
     select: impl Fn(&ShapeProto) -> bool,
 ) -> Result<()> {
     for (i, element) in elements.iter().enumerate().filter(|(_, e)| select(e)) {
-        check_structure(element, path.index("tuple_shapes", i), 2)?;
+        check_structure(element, path.index("tuple_shapes", i), Depth::ROOT.enter())?;
     }
     for (i, element) in elements.iter().enumerate().filter(|(_, e)| select(e)) {
         check_layouts(element, mode, path.index("tuple_shapes", i))?;
@@ -202,13 +203,13 @@ pub fn validate_program_shape(program: &ProgramShapeProto, mode: LayoutMode) -> 
 /// [`validate_program_shape`], handing back the validated result.
 pub(crate) fn validated_result(program: &ProgramShapeProto, mode: LayoutMode) -> Result<&ShapeProto> {
     if program.parameter_names.len() != program.parameters.len() {
-        return Err(Error::MalformedStructure {
-            path: FieldPath::root().field("parameter_names"),
-            problem: StructureProblem::ParameterNameCount {
+        return Err(Error::malformed(
+            FieldPath::root().field("parameter_names"),
+            StructureProblem::ParameterNameCount {
                 parameters: program.parameters.len(),
                 names: program.parameter_names.len(),
             },
-        });
+        ));
     }
     for (i, parameter) in program.parameters.iter().enumerate() {
         validate_at(parameter, mode, Path::Root.index("parameters", i))?;
@@ -247,7 +248,7 @@ pub fn validate_layout_for_shape(layout: &LayoutProto, shape: &ShapeProto) -> Re
     let element_type = PrimitiveType::from_i32(shape.element_type)
         .ok_or_else(|| Error::InvalidElementType { path: FieldPath::root(), value: shape.element_type })?;
     if !element_type.is_array() {
-        return Err(Error::NotAnArray { operation: "a layout", kind: kind_name(element_type) });
+        return Err(Error::NotAnArray { operation: "a layout", kind: ShapeCategory::of(element_type) });
     }
     check_array_structure(shape, element_type, Path::Root)?;
     check_layout(layout, Some((&shape.dimensions, element_type)), Path::Root.field("layout"))
@@ -269,37 +270,28 @@ pub fn validate_layout(layout: &LayoutProto) -> Result<()> {
     check_layout(layout, None, Path::Root)
 }
 
-pub(crate) fn kind_name(element_type: PrimitiveType) -> &'static str {
-    match element_type {
-        PrimitiveType::TUPLE => "a tuple",
-        PrimitiveType::TOKEN => "a token",
-        PrimitiveType::OPAQUE_TYPE => "opaque",
-        PrimitiveType::BUFFER => "a buffer",
-        _ => "an array",
-    }
-}
-
 fn malformed(path: Path<'_>, problem: StructureProblem) -> Error {
-    Error::MalformedStructure { path: path.to_field_path(), problem }
+    Error::malformed(path.to_field_path(), problem)
 }
 
 /// Pass 1: structure, element types, dimensions; pre-order over the whole tree.
-fn check_structure(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<()> {
+fn check_structure(shape: &ShapeProto, path: Path<'_>, depth: Depth) -> Result<()> {
     // V-1: a node beyond the limit fails before its children are looked at, so hostile nesting
     // cannot exhaust the stack.
-    if level > MAX_DEPTH {
-        return Err(Error::TooDeep { path: path.to_field_path(), limit: MAX_DEPTH });
-    }
+    depth.check(|| path.to_field_path())?;
     let element_type = PrimitiveType::from_i32(shape.element_type)
         .ok_or_else(|| Error::InvalidElementType { path: path.to_field_path(), value: shape.element_type })?;
     match element_type {
         PrimitiveType::TUPLE => {
-            check_no_dimensions(shape, "tuple", path)?;
+            check_no_dimensions(shape, ShapeCategory::Tuple, path)?;
             if shape.layout.is_some() {
-                return Err(malformed(path.field("layout"), StructureProblem::CannotHaveLayout { kind: "tuple" }));
+                return Err(malformed(
+                    path.field("layout"),
+                    StructureProblem::CannotHaveLayout { kind: ShapeCategory::Tuple },
+                ));
             }
             for (i, element) in shape.tuple_shapes.iter().enumerate() {
-                check_structure(element, path.index("tuple_shapes", i), level.saturating_add(1))?;
+                check_structure(element, path.index("tuple_shapes", i), depth.enter())?;
             }
             Ok(())
         }
@@ -323,13 +315,11 @@ fn check_structure(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<(
                 ));
             };
             // The wrapped array is one level below the buffer.
-            if level.saturating_add(1) > MAX_DEPTH {
-                return Err(Error::TooDeep { path: inner_path.to_field_path(), limit: MAX_DEPTH });
-            }
+            depth.enter().check(|| inner_path.to_field_path())?;
             check_array_structure(inner, inner_type, inner_path)
         }
         PrimitiveType::TOKEN | PrimitiveType::OPAQUE_TYPE => {
-            let kind = if element_type == PrimitiveType::TOKEN { "token" } else { "opaque" };
+            let kind = ShapeCategory::of(element_type);
             check_no_dimensions(shape, kind, path)?;
             if !shape.tuple_shapes.is_empty() {
                 return Err(malformed(path.field("tuple_shapes"), StructureProblem::NonTupleHasTupleShapes));
@@ -357,7 +347,7 @@ fn own_array_field(shape: &ShapeProto) -> Option<&'static str> {
 }
 
 /// V-3a, V-5a (DV-1): a tuple, token or opaque shape has no dimensions and no dynamic flags.
-fn check_no_dimensions(shape: &ShapeProto, kind: &'static str, path: Path<'_>) -> Result<()> {
+fn check_no_dimensions(shape: &ShapeProto, kind: ShapeCategory, path: Path<'_>) -> Result<()> {
     match own_array_field(shape) {
         Some(field @ ("dimensions" | "is_dynamic_dimension")) => {
             Err(malformed(path.field(field), StructureProblem::CannotHaveDimensions { kind }))
@@ -396,18 +386,15 @@ fn check_array_structure(shape: &ShapeProto, element_type: PrimitiveType, path: 
         }
     }
     if overflow {
-        return Err(Error::Overflow { path: path.field("dimensions").to_field_path(), what: ELEMENT_COUNT });
+        return Err(Error::Overflow { path: path.field("dimensions").to_field_path(), what: Quantity::ElementCount });
     }
     // Sub-byte types count as one byte here, as in XLA's ValidateShapeSize.
     let width = i64::from(element_type.byte_width().unwrap_or(0));
     match count.checked_mul(width) {
         Some(_) => Ok(()),
-        None => Err(Error::Overflow { path: path.to_field_path(), what: "shape size" }),
+        None => Err(Error::Overflow { path: path.to_field_path(), what: Quantity::ShapeSize }),
     }
 }
-
-/// What overflowed when the element count does not fit (XLA: "Dimensions overflow.").
-const ELEMENT_COUNT: &str = "the element count (dimensions overflow)";
 
 /// Pass 2: the layout of every array node, pre-order.
 fn check_layouts(shape: &ShapeProto, mode: LayoutMode, path: Path<'_>) -> Result<()> {
@@ -428,7 +415,7 @@ fn check_layouts(shape: &ShapeProto, mode: LayoutMode, path: Path<'_>) -> Result
             Some(layout) => check_layout(layout, Some((&shape.dimensions, t)), path.field("layout")),
             None if mode == LayoutMode::Strict => Err(Error::MissingLayout {
                 path: path.to_field_path(),
-                shape: crate::text::shape_to_string(shape, false),
+                shape: crate::text::print::shape_to_string(shape, false).into(),
             }),
             None => Ok(()),
         },
@@ -437,10 +424,10 @@ fn check_layouts(shape: &ShapeProto, mode: LayoutMode, path: Path<'_>) -> Result
 }
 
 fn invalid(path: impl Into<FieldPath>, problem: LayoutProblem) -> Error {
-    Error::InvalidLayout { path: path.into(), problem }
+    Error::invalid_layout(path.into(), problem)
 }
 
-fn sparse(path: impl Into<FieldPath>, field: &'static str, value: i64) -> Error {
+fn sparse(path: impl Into<FieldPath>, field: SparseField, value: i64) -> Error {
     Error::SparseUnsupported { path: path.into(), field, value }
 }
 
@@ -453,13 +440,17 @@ fn check_layout(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, pa
 
     // V-11: the legacy format and sparse element count.
     if layout.format == crate::proto::Format::Sparse as i32 {
-        return Err(sparse(path.field("format"), "format", i64::from(layout.format)));
+        return Err(sparse(path.field("format"), SparseField::Format, i64::from(layout.format)));
     }
     if !(0..=2).contains(&layout.format) {
         return Err(invalid(path.field("format"), LayoutProblem::InvalidFormat { value: layout.format }));
     }
     if layout.max_sparse_elements != 0 {
-        return Err(sparse(path.field("max_sparse_elements"), "max_sparse_elements", layout.max_sparse_elements));
+        return Err(sparse(
+            path.field("max_sparse_elements"),
+            SparseField::MaxSparseElements,
+            layout.max_sparse_elements,
+        ));
     }
     // V-12: 0 means 1, as in HEAD's Layout::FromProto.
     if layout.tail_padding_alignment_in_elements < 0 {
@@ -472,19 +463,19 @@ fn check_layout(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, pa
     if layout.index_primitive_type != 0 {
         return Err(sparse(
             path.field("index_primitive_type"),
-            "index_primitive_type",
+            SparseField::IndexPrimitiveType,
             layout.index_primitive_type.into(),
         ));
     }
     if layout.pointer_primitive_type != 0 {
         return Err(sparse(
             path.field("pointer_primitive_type"),
-            "pointer_primitive_type",
+            SparseField::PointerPrimitiveType,
             layout.pointer_primitive_type.into(),
         ));
     }
     if layout.physical_shape.is_some() {
-        return Err(sparse(path.field("physical_shape"), "physical_shape", 1));
+        return Err(sparse(path.field("physical_shape"), SparseField::PhysicalShape, 1));
     }
     // V-16: tile entries are positive or the combine dimension.
     for (j, tile) in layout.tiles.iter().enumerate() {
@@ -506,20 +497,50 @@ fn check_layout(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, pa
         ));
     }
     check_padding(layout, shape, path)?;
-    check_split_configs(layout, rank, path)
+    check_split_configs(layout, shape.map(|(dimensions, _)| dimensions), path)
 }
 
-/// Split configs name physical dimensions of the shape. The specification lists them as not
-/// validated (V-19), but real XLA rejects an out-of-bounds dimension ("split config has
-/// out-of-bounds physical dimension", jaxlib 0.10.2, `tests/fixtures/shape_protos.jsonl`), and
-/// real XLA is the judge. A standalone layout can only be checked for negative dimensions.
-fn check_split_configs(layout: &LayoutProto, rank: Option<usize>, path: Path<'_>) -> Result<()> {
+/// Split configs name physical dimensions of the shape and where to split them. The
+/// specification lists them as not validated (V-19), but real XLA (jaxlib 0.10.2,
+/// `tests/fixtures/conformance.jsonl`, `docs/conformance.md`) rejects, for each config in order:
+///
+/// 1. a physical dimension out of bounds ("split config has out-of-bounds physical dimension");
+/// 2. split indices that are not strictly increasing and positive (reported at the first one
+///    that is not positive or not above the one before it);
+/// 3. a split index at or beyond the size of the physical dimension — the logical dimension
+///    `minor_to_major[rank - 1 - dimension]` — compared with its stored size, so that every index
+///    of an unbounded dynamic dimension (`?`, stored as `i64::MIN`) is out of bounds.
+///
+/// A standalone layout is checked for negative dimensions only: XLA checks the rest as part of
+/// a shape.
+/// `minor_to_major` was checked first, so it is a permutation of the dimensions here.
+fn check_split_configs(layout: &LayoutProto, dimensions: Option<&[i64]>, path: Path<'_>) -> Result<()> {
+    let rank = dimensions.map(<[i64]>::len);
     for (i, split) in layout.split_configs.iter().enumerate() {
         let dimension = split.dimension;
-        let in_bounds = usize::try_from(dimension).is_ok_and(|d| rank.is_none_or(|rank| d < rank));
-        if !in_bounds {
-            let split_path = path.index("split_configs", i);
+        let split_path = path.index("split_configs", i);
+        let physical = usize::try_from(dimension).ok().filter(|&d| rank.is_none_or(|rank| d < rank));
+        let Some(physical) = physical else {
             return Err(invalid(split_path.field("dimension"), LayoutProblem::SplitConfigDimension { dimension }));
+        };
+        let Some(dimensions) = dimensions else { continue };
+        let mut previous = 0;
+        for (k, &value) in split.split_indices.iter().enumerate() {
+            if value <= previous {
+                return Err(invalid(split_path.index("split_indices", k), LayoutProblem::SplitIndexOrder { value }));
+            }
+            previous = value;
+        }
+        let size = dimensions.len().checked_sub(1).and_then(|last| {
+            let logical = usize::try_from(*layout.minor_to_major.get(last.checked_sub(physical)?)?).ok()?;
+            dimensions.get(logical).copied()
+        });
+        // Increasing: the last index is the largest.
+        if let (Some(size), Some((k, &value))) = (size, split.split_indices.iter().enumerate().next_back()) {
+            if value >= size {
+                let at = split_path.index("split_indices", k);
+                return Err(invalid(at, LayoutProblem::SplitIndexOutOfBounds { value, size }));
+            }
         }
     }
     Ok(())
@@ -578,15 +599,15 @@ impl SeenDimensions {
 
 /// V-10: the sparse-era per-dimension lists; all-dense lists of the right length are accepted.
 fn check_sparse_lists(layout: &LayoutProto, rank: Option<usize>, path: Path<'_>) -> Result<()> {
-    let lists: [(&'static str, usize); 3] = [
-        ("dim_level_types", layout.dim_level_types.len()),
-        ("dim_unique", layout.dim_unique.len()),
-        ("dim_ordered", layout.dim_ordered.len()),
+    let lists = [
+        (SparseField::DimLevelTypes, layout.dim_level_types.len()),
+        (SparseField::DimUnique, layout.dim_unique.len()),
+        (SparseField::DimOrdered, layout.dim_ordered.len()),
     ];
     if let Some(rank) = rank {
         for (field, len) in lists {
             if len != 0 && len != rank {
-                return Err(invalid(path.field(field), LayoutProblem::ListLength { field, len, rank }));
+                return Err(invalid(path.field(field.name()), LayoutProblem::ListLength { field, len, rank }));
             }
         }
     }
@@ -599,12 +620,13 @@ fn check_sparse_lists(layout: &LayoutProto, rank: Option<usize>, path: Path<'_>)
     }
     for (i, &value) in layout.dim_level_types.iter().enumerate() {
         if value != 0 {
-            return Err(sparse(levels.element(i), "dim_level_types", value.into()));
+            return Err(sparse(levels.element(i), SparseField::DimLevelTypes, value.into()));
         }
     }
-    for (field, flags) in [("dim_unique", &layout.dim_unique), ("dim_ordered", &layout.dim_ordered)] {
+    for (field, flags) in [(SparseField::DimUnique, &layout.dim_unique), (SparseField::DimOrdered, &layout.dim_ordered)]
+    {
         if let Some(i) = flags.iter().position(|&flag| !flag) {
-            return Err(sparse(path.field(field).element(i), field, 0));
+            return Err(sparse(path.field(field.name()).element(i), field, 0));
         }
     }
     Ok(())
@@ -641,7 +663,7 @@ fn check_padding(layout: &LayoutProto, shape: Option<(&[i64], PrimitiveType)>, p
     let width = i64::from(element_type.byte_width().unwrap_or(0));
     match count.and_then(|c| c.checked_mul(width)) {
         Some(_) => Ok(()),
-        None => Err(Error::Overflow { path: padded_path.to_field_path(), what: "padded size" }),
+        None => Err(Error::Overflow { path: padded_path.to_field_path(), what: Quantity::PaddedSize }),
     }
 }
 

@@ -89,6 +89,12 @@ fn cases() -> Vec<Trial> {
         large_literal_reads_within_the_cap,
         #[cfg(feature = "cli")]
         the_cli_input_cap_bounds_the_worst_case,
+        hlo_walk_of_16_mib_of_empty_instructions,
+        hlo_walk_of_a_shape_at_its_cap_and_past_it,
+        #[cfg(feature = "cli")]
+        the_cli_lists_16_mib_of_empty_instructions_in_bounded_memory,
+        #[cfg(feature = "draw")]
+        pictures_of_huge_arrays_are_bounded,
     ]
 }
 
@@ -155,7 +161,7 @@ fn assert_decode_error(case: &str, bytes: &[u8]) {
         let strict = codec::decode::<ShapeProto>(bytes).map(drop);
         let lenient = codec::decode_lenient::<ShapeProto>(bytes).map(drop);
         for result in [strict, lenient] {
-            assert!(matches!(result, Err(Error::Decode { message: "ShapeProto", .. })), "{case}: {result:?}");
+            assert!(matches!(&result, Err(Error::Decode(d)) if d.message == "ShapeProto"), "{case}: {result:?}");
         }
     });
 }
@@ -740,6 +746,95 @@ fn the_cli_input_cap_bounds_the_worst_case() {
         assert_eq!((status, printed), (1, 0));
         assert!(stderr.contains(&format!("input size limit exceeded: {} is more than {cap}", cap + 1)), "{stderr}");
     });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serialized HLO: the walk holds one shape at a time (docs/hlo.md).
+
+/// `HloModuleProto { computations { instructions {} × n } }`: two bytes an instruction.
+fn module_of_empty_instructions(n: usize) -> Vec<u8> {
+    let mut computation = Vec::with_capacity(2 * n);
+    for _ in 0..n {
+        computation.extend_from_slice(&[0x12, 0x00]);
+    }
+    let mut module = vec![0x1a];
+    xla_shape::prost::encoding::encode_varint(computation.len() as u64, &mut module);
+    module.extend_from_slice(&computation);
+    module
+}
+
+/// Before issue 15 the view decode of this took 2.8 GB.
+fn hlo_walk_of_16_mib_of_empty_instructions() {
+    use xla_shape::hlo::{self, HloMessage};
+    let module = module_of_empty_instructions(8 << 20);
+    guarded("16 MiB of empty instructions through hlo::walk", || {
+        assert_eq!(hlo::header(&module, HloMessage::Module).unwrap().computations, 1);
+        assert_eq!(hlo::walk(&module, HloMessage::Module).map(Result::unwrap).count(), 0);
+    });
+}
+
+/// The costliest shape the walk decodes: `MAX_SHAPE_BYTES` of empty tuple elements as the
+/// module's result (≈ 49 MB of heap); one more element is refused before decoding.
+fn hlo_walk_of_a_shape_at_its_cap_and_past_it() {
+    use xla_shape::hlo::{self, HloMessage, MAX_SHAPE_BYTES};
+    let module_with_result = |len: usize| {
+        let shape = bytes_from_hex(&format!("10 0d {}", "22 00".repeat((len - 2) / 2)));
+        let mut program = vec![0x12];
+        xla_shape::prost::encoding::encode_varint(shape.len() as u64, &mut program);
+        program.extend_from_slice(&shape);
+        let mut module = vec![0x22];
+        xla_shape::prost::encoding::encode_varint(program.len() as u64, &mut module);
+        module.extend_from_slice(&program);
+        module
+    };
+    let (at, past) = (module_with_result(MAX_SHAPE_BYTES), module_with_result(MAX_SHAPE_BYTES + 2));
+    guarded("a 1 MiB shape of empty tuple elements in a module", || {
+        assert_eq!(hlo::walk(&at, HloMessage::Module).map(Result::unwrap).count(), 1);
+        let error = hlo::walk(&past, HloMessage::Module).find_map(Result::err).unwrap();
+        assert!(matches!(error, Error::LimitExceeded { .. }), "{error}");
+    });
+}
+
+/// The tool reads the module whole (growing its buffer from stdin) and walks it twice.
+#[cfg(feature = "cli")]
+fn the_cli_lists_16_mib_of_empty_instructions_in_bounded_memory() {
+    let module = module_of_empty_instructions(8 << 20);
+    guarded_within(CLI_WORST_CASE_HEAP, "16 MiB of empty instructions through xla-shape hlo", || {
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let status = xla_shape::cli::run(["xla-shape", "hlo"], &mut &module[..], &mut stdout, &mut stderr);
+        assert_eq!(status, 0, "{}", String::from_utf8_lossy(&stderr));
+        assert!(
+            String::from_utf8_lossy(&stdout)
+                .ends_with("summary: 0 shapes (), 0 invalid, 0 unknown fields, 0 non-canonical encodings\n")
+        );
+    });
+}
+
+/// A picture costs what it shows, not what the array holds: the largest arrays, at the largest
+/// limits the options accept, stay under the cap (geometry and SVG).
+#[cfg(feature = "draw")]
+fn pictures_of_huge_arrays_are_bounded() {
+    use xla_shape::draw::{self, Options};
+    let huge = [
+        "u8[1000000,1000000,1000000]{2,1,0}",
+        "s4[4611686018427387903]{0:E(4)}",
+        "bf16[100000,100000,1000]{2,1,0:T(8,128)(2,1)}",
+        "f32[3,1000,1000,1000]{0,1,2,3:T(*,8,128)}",
+    ];
+    let shapes: Vec<_> = huge.iter().map(|s| text::parse_shape(s).unwrap()).collect();
+    let widest =
+        Options { grid: None, max_extent: draw::MAX_EXTENT, max_slices: draw::MAX_SLICES, max_slots: draw::MAX_SLOTS };
+    for (text, shape) in huge.iter().zip(&shapes) {
+        guarded(text, || {
+            let array = shape.as_array().unwrap();
+            for options in [Options::default(), widest] {
+                let picture = draw::picture(array, &options).unwrap();
+                assert!(!picture.elisions.is_empty(), "{text}");
+                let svg = picture.to_svg();
+                assert!(svg.len() < 32 << 20, "{text}: {} bytes", svg.len());
+            }
+        });
+    }
 }
 
 /// `LiteralProto`s that claim more than they hold: 2 GiB lengths, element counts no field could

@@ -31,6 +31,8 @@ pub enum Command {
     Info(ShapeOnlyArgs),
     /// Draw the physical memory of a small array (at most 4096 slots).
     Map(MapArgs),
+    /// Draw an array's logical grid and memory strip as an SVG picture (large arrays summarized).
+    Draw(DrawArgs),
     /// List and validate every shape in a serialized `HloModuleProto` (or `HloProto`, `HloSnapshot`).
     Hlo(HloArgs),
     /// Print the values of every constant (and a snapshot's arguments and result) in XLA's text.
@@ -65,17 +67,23 @@ pub struct BytesArgs {
     /// The message the bytes hold.
     #[arg(long = "type", value_enum, default_value_t = MessageType::Shape)]
     pub message: MessageType,
-    /// The input is hex text (whitespace ignored). With --lines every line is hex.
-    #[arg(long)]
-    pub hex: bool,
+    /// The serialized proto as hex (whitespace ignored), as in every subcommand; `--hex -` reads
+    /// the hex from stdin (deprecated: a bare `--hex`, FILE or stdin holding hex). With --lines
+    /// every line is hex.
+    #[arg(long, value_name = "HEX", num_args = 0..=1, conflicts_with = "file")]
+    #[allow(clippy::option_option, reason = "clap's form of a flag with an optional value: absent, bare, or given")]
+    pub hex: Option<Option<String>>,
     /// Accept arrays without a layout (XLA's `ValidateShapeWithOptionalLayout`).
     #[arg(long)]
     pub optional_layout: bool,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// The serialized proto (default: stdin).
-    #[arg(conflicts_with = "lines")]
+    /// The serialized proto in a file, as in every subcommand (or give FILE alone).
+    #[arg(long = "file", value_name = "FILE", conflicts_with_all = ["lines", "path"])]
     pub file: Option<PathBuf>,
+    /// The serialized proto (default: stdin).
+    #[arg(value_name = "FILE", conflicts_with = "lines")]
+    pub path: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -83,7 +91,8 @@ pub struct EncodeArgs {
     /// The message the string describes.
     #[arg(long = "type", value_enum, default_value_t = MessageType::Shape)]
     pub message: MessageType,
-    /// Write one line of lowercase hex instead of binary (always so with --lines).
+    /// Write the serialized bytes as one line of lowercase hex instead of binary (always so with
+    /// --lines): the same hex form `--hex HEX` reads in the other subcommands.
     #[arg(long)]
     pub hex: bool,
     /// Parse as XLA's own parser does, without the crate's strict validation.
@@ -155,6 +164,35 @@ pub struct MapArgs {
     pub labels: Labels,
 }
 
+#[derive(Debug, Args)]
+pub struct DrawArgs {
+    #[command(flatten)]
+    pub source: ShapeSourceArgs,
+    /// Print a JSON summary (size, cells, slots, padding slots, output file) instead of the SVG
+    /// when no -o is given, besides writing the file when it is.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the SVG to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE.svg")]
+    pub output: Option<PathBuf>,
+    /// The dimensions forming the rows and columns of the grid, as ROWS,COLUMNS (default: the
+    /// last two).
+    #[arg(long, value_name = "ROWS,COLUMNS")]
+    pub grid: Option<String>,
+    /// The most positions shown along a grid axis (2–48); longer axes are elided.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub max_extent: u64,
+    /// The most slices of higher dimensions shown (2–8).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub max_slices: u64,
+    /// About the most memory slots shown (32–4096).
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub max_slots: u64,
+    /// The XLA shape string (unless --hex or --file gives the shape).
+    #[arg(value_name = "SHAPE")]
+    pub shape: Option<String>,
+}
+
 /// Which HLO message the bytes hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum HloType {
@@ -173,10 +211,16 @@ pub struct HloArgs {
     pub message: HloType,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// The serialized HLO (default: stdin). With --lines, stdin lists one file path per line.
-    #[arg(conflicts_with = "lines")]
+    /// The serialized HLO in a file, as in every subcommand (or give FILE alone).
+    #[arg(long = "file", value_name = "FILE", conflicts_with_all = ["lines", "path"])]
     pub file: Option<PathBuf>,
+    /// The serialized HLO (default: stdin). With --lines, stdin lists one file path per line.
+    #[arg(value_name = "FILE", conflicts_with = "lines")]
+    pub path: Option<PathBuf>,
 }
+
+/// XLA elides constants of more than 10 elements (`HloPrintOptions::print_large_constants`).
+pub const DEFAULT_VALUES_LIMIT: usize = 10;
 
 /// Which message holds the literals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -200,7 +244,7 @@ pub struct ValuesArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     /// Elide arrays of more than N elements as XLA does (`{...}`).
-    #[arg(long, value_name = "N", default_value_t = crate::cli::cmd::values::DEFAULT_LIMIT, conflicts_with = "all")]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_VALUES_LIMIT, conflicts_with = "all")]
     pub limit: usize,
     /// Print every value, however many.
     #[arg(long)]

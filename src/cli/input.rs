@@ -22,20 +22,11 @@ use crate::cli::fail::Failure;
 /// ```
 /// let big = vec![b'0'; (2 << 20) + 2]; // hex for 1 MiB and one byte
 /// let mut stderr = Vec::new();
-/// let status = xla_shape::cli::run(["xla-shape", "decode", "--hex"], &mut big.as_slice(), &mut Vec::new(), &mut stderr);
+/// let status = xla_shape::cli::run(["xla-shape", "decode", "--hex", "-"], &mut big.as_slice(), &mut Vec::new(), &mut stderr);
 /// assert_eq!(status, 1);
 /// assert!(String::from_utf8_lossy(&stderr).contains("input size"));
 /// ```
 pub const MAX_INPUT_BYTES: u64 = 1 << 20;
-
-/// The largest serialized HLO module the `hlo` command reads: 64 MiB.
-///
-/// Module dumps are larger than shapes (names, metadata, constants), so they get their own cap.
-///
-/// ```
-/// assert!(xla_shape::cli::MAX_HLO_INPUT_BYTES > xla_shape::cli::MAX_INPUT_BYTES);
-/// ```
-pub const MAX_HLO_INPUT_BYTES: u64 = 64 << 20;
 
 /// The cap on text that may be hex (two characters a byte): `--hex` input and `--lines` lines.
 const MAX_TEXT_INPUT_BYTES: u64 = 2 * MAX_INPUT_BYTES;
@@ -56,7 +47,7 @@ fn read_capped(reader: impl Read, what: &str, cap: u64) -> Result<Vec<u8>, Failu
 fn check_size(len: impl TryInto<u64>, cap: u64) -> Result<(), Failure> {
     let len = len.try_into().unwrap_or(u64::MAX);
     if len > cap {
-        return Err(Error::LimitExceeded { limit: "input size", value: len, max: cap }.into());
+        return Err(Error::LimitExceeded { limit: crate::error::Limit::InputSize, value: len, max: cap }.into());
     }
     Ok(())
 }
@@ -66,6 +57,23 @@ pub fn read_input(stdin: &mut dyn BufRead, file: Option<&Path>, cap: u64) -> Res
     match file {
         Some(path) => read_file(path, cap),
         None => read_capped(stdin, "stdin", cap),
+    }
+}
+
+/// All the bytes of `file`, or of `stdin` when there is none, with no cap: serialized HLO, which
+/// the `hlo` command walks in place in memory bounded by its size plus a constant
+/// ([`crate::hlo`]). A regular file is read into one allocation of its exact size.
+pub fn read_whole(stdin: Option<&mut dyn BufRead>, file: Option<&Path>) -> Result<Vec<u8>, Failure> {
+    match (file, stdin) {
+        (Some(path), _) => {
+            std::fs::read(path).map_err(|e| Failure::invalid(format!("cannot open {}: {e}", path.display())))
+        }
+        (None, Some(stdin)) => {
+            let mut bytes = Vec::new();
+            stdin.read_to_end(&mut bytes).map_err(|e| Failure::invalid(format!("cannot read stdin: {e}")))?;
+            Ok(bytes)
+        }
+        (None, None) => Ok(Vec::new()),
     }
 }
 
@@ -118,11 +126,55 @@ pub fn encode_hex(bytes: &[u8]) -> String {
     out
 }
 
-/// The bytes of a serialized message: from `file` or `stdin`, hex-decoded if `hex`.
-pub fn read_message(stdin: &mut dyn BufRead, file: Option<&Path>, hex: bool) -> Result<Vec<u8>, Failure> {
-    let cap = if hex { MAX_TEXT_INPUT_BYTES } else { MAX_INPUT_BYTES };
-    let bytes = read_input(stdin, file, cap)?;
-    if hex { decode_hex(&bytes) } else { Ok(bytes) }
+/// Where `decode` and `validate` read their serialized message from.
+#[derive(Clone, Copy)]
+pub enum MessageSource<'a> {
+    /// `--hex HEX`: the bytes, in hex, on the command line.
+    Hex(&'a str),
+    /// `--file FILE`, FILE, or stdin when `None`; `hex` (`--hex -`, or the deprecated bare
+    /// `--hex`) when the input holds hex text.
+    Input { file: Option<&'a Path>, hex: bool },
+}
+
+/// The bytes of a serialized message.
+pub fn read_message(stdin: &mut dyn BufRead, source: MessageSource<'_>) -> Result<Vec<u8>, Failure> {
+    match source {
+        MessageSource::Hex(hex) => {
+            check_size(hex.len(), MAX_TEXT_INPUT_BYTES)?;
+            decode_hex(hex.as_bytes())
+        }
+        MessageSource::Input { file, hex } => {
+            let cap = if hex { MAX_TEXT_INPUT_BYTES } else { MAX_INPUT_BYTES };
+            let bytes = read_input(stdin, file, cap)?;
+            if hex { decode_hex(&bytes) } else { Ok(bytes) }
+        }
+    }
+}
+
+/// The deprecation note of a bare `--hex`.
+pub const BARE_HEX_DEPRECATED: &str =
+    "`--hex` without a value is deprecated: give the hex as `--hex HEX`, or `--hex -` to read it from stdin";
+
+/// The message source of `decode` and `validate` arguments, and a deprecation note if the old
+/// spelling was used. `--hex VALUE` where VALUE is no hex but names an existing file is the old
+/// `--hex FILE` (a flag, then FILE) and is read so, with the note.
+pub fn message_source<'a>(
+    hex: Option<&'a Option<String>>,
+    file: Option<&'a Path>,
+) -> (MessageSource<'a>, Option<&'static str>) {
+    match hex {
+        None => (MessageSource::Input { file, hex: false }, None),
+        Some(Some(dash)) if dash == "-" => (MessageSource::Input { file, hex: true }, None),
+        Some(None) => (MessageSource::Input { file, hex: true }, Some(BARE_HEX_DEPRECATED)),
+        Some(Some(value)) => {
+            let is_hex = value.bytes().all(|b| b.is_ascii_hexdigit() || b.is_ascii_whitespace());
+            if !is_hex && file.is_none() && Path::new(value).is_file() {
+                (MessageSource::Input { file: Some(Path::new(value)), hex: true }, Some(BARE_HEX_DEPRECATED))
+            } else {
+                (MessageSource::Hex(value), None)
+            }
+        }
+    }
 }
 
 /// A shape from the command line, validated, with the wire findings of its bytes (if any).
@@ -159,10 +211,39 @@ pub fn shape_from_source(source: &ShapeSourceArgs) -> Result<Option<LoadedShape>
     Ok(None)
 }
 
+/// What a `--lines` line holds, which sets its cap (see [`LineKind::cap`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    /// Hex of a serialized message (`decode`, `validate`): 2 MiB, the hex of the 1 MiB byte cap.
+    Hex,
+    /// An XLA string (`encode`, `info`, `map`): 2 MiB; the worst case, a line of
+    /// `(f32[],f32[],…)`, peaks at 124 MB of resident memory (release build).
+    Text,
+    /// An index or slot (`offset`, `index`): 1 MiB, a rank-100 000 index.
+    Index,
+    /// A file path (`hlo`): 4 KiB, Linux's `PATH_MAX`.
+    Path,
+}
+
+impl LineKind {
+    /// The longest line of this kind, in bytes.
+    pub const fn cap(self) -> u64 {
+        match self {
+            Self::Hex | Self::Text => MAX_TEXT_INPUT_BYTES,
+            Self::Index => MAX_INPUT_BYTES,
+            Self::Path => 4096,
+        }
+    }
+}
+
 /// Calls `f` with each line of `stdin` (without its line ending; each line at most
-/// [`MAX_TEXT_INPUT_BYTES`]). Stops at the first error `f` returns.
-pub fn for_each_line(stdin: &mut dyn BufRead, mut f: impl FnMut(&str) -> Result<(), Failure>) -> Result<(), Failure> {
-    let cap = MAX_TEXT_INPUT_BYTES;
+/// `kind.cap()` bytes). Stops at the first error `f` returns.
+pub fn for_each_line(
+    stdin: &mut dyn BufRead,
+    kind: LineKind,
+    mut f: impl FnMut(&str) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let cap = kind.cap();
     let mut line = Vec::new();
     loop {
         line.clear();

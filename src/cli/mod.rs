@@ -35,7 +35,7 @@ use std::io::{BufRead, Write};
 
 use clap::Parser;
 
-pub use input::{MAX_HLO_INPUT_BYTES, MAX_INPUT_BYTES};
+pub use input::MAX_INPUT_BYTES;
 
 use args::{Cli, Command};
 
@@ -56,8 +56,8 @@ pub(crate) struct Io<'a> {
 /// ```
 /// let mut stdout = Vec::new();
 /// let status = xla_shape::cli::run(
-///     ["xla-shape", "decode", "--hex", "--optional-layout"],
-///     &mut &b"100b1a0103"[..],
+///     ["xla-shape", "decode", "--hex", "100b1a0103", "--optional-layout"],
+///     &mut &b""[..],
 ///     &mut stdout,
 ///     &mut std::io::sink(),
 /// );
@@ -87,6 +87,7 @@ where
         Command::Index(args) => cmd::offset::run_index(args, &mut io),
         Command::Info(args) => cmd::info::run(args, &mut io),
         Command::Map(args) => cmd::map::run(args, &mut io),
+        Command::Draw(args) => cmd::draw::run(args, &mut io),
         Command::Hlo(args) => cmd::hlo::run(args, &mut io),
         Command::Values(args) => cmd::values::run(args, &mut io),
     };

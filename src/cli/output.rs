@@ -82,13 +82,14 @@ pub fn emit(io: &mut Io<'_>, reply: &Reply, json: bool) -> Result<Status, Failur
 pub fn each_line(
     io: &mut Io<'_>,
     json: bool,
+    kind: input::LineKind,
     mut f: impl FnMut(&str) -> Result<Reply, Failure>,
 ) -> Result<Status, Failure> {
     let Io { stdin, stdout, stderr } = io;
     let mut out = io::BufWriter::new(stdout);
     let mut all_ok = true;
     let mut number = 0usize;
-    input::for_each_line(*stdin, |line| {
+    input::for_each_line(*stdin, kind, |line| {
         number = number.saturating_add(1);
         let mut text = match f(line) {
             Ok(reply) => {

@@ -3,14 +3,14 @@
 //! The depth is checked over the whole tree before anything changes, so a message that is too
 //! deep is left as it was.
 
-use crate::MAX_DEPTH;
-use crate::error::{Error, Result};
+use crate::depth::Depth;
+use crate::error::Result;
 use crate::primitive::PrimitiveType;
 use crate::proto::{DimLevelType, Format, LayoutProto, LiteralProto, ProgramShapeProto, ShapeProto};
 use crate::validate::Path;
 
 pub(super) fn shape(shape: &mut ShapeProto) -> Result<()> {
-    check_depth(shape, Path::Root, 1)?;
+    check_depth(shape, Path::Root, Depth::ROOT)?;
     convert_shape(shape);
     Ok(())
 }
@@ -26,10 +26,10 @@ pub(super) fn layout(layout: &mut LayoutProto) -> Result<()> {
 
 pub(super) fn program_shape(program: &mut ProgramShapeProto) -> Result<()> {
     for (i, parameter) in program.parameters.iter().enumerate() {
-        check_depth(parameter, Path::Root.index("parameters", i), 1)?;
+        check_depth(parameter, Path::Root.index("parameters", i), Depth::ROOT)?;
     }
     if let Some(result) = &program.result {
-        check_depth(result, Path::Root.field("result"), 1)?;
+        check_depth(result, Path::Root.field("result"), Depth::ROOT)?;
     }
     program.parameters.iter_mut().for_each(convert_shape);
     convert_shape(program.result.get_or_insert_with(ShapeProto::default));
@@ -39,20 +39,18 @@ pub(super) fn program_shape(program: &mut ProgramShapeProto) -> Result<()> {
 /// A literal: the shape of every piece (the root and each element of `tuple_literals`). Values
 /// are left as they are.
 pub(super) fn literal(literal: &mut LiteralProto) -> Result<()> {
-    check_literal_depth(literal, Path::Root, 1)?;
+    check_literal_depth(literal, Path::Root, Depth::ROOT)?;
     convert_literal(literal);
     Ok(())
 }
 
-fn check_literal_depth(literal: &LiteralProto, path: Path<'_>, level: usize) -> Result<()> {
-    if level > MAX_DEPTH {
-        return Err(Error::TooDeep { path: path.to_field_path(), limit: MAX_DEPTH });
-    }
+fn check_literal_depth(literal: &LiteralProto, path: Path<'_>, depth: Depth) -> Result<()> {
+    depth.check(|| path.to_field_path())?;
     if let Some(shape) = &literal.shape {
-        check_depth(shape, path.field("shape"), level)?;
+        check_depth(shape, path.field("shape"), depth)?;
     }
     for (i, element) in literal.tuple_literals.iter().enumerate() {
-        check_literal_depth(element, path.index("tuple_literals", i), level.saturating_add(1))?;
+        check_literal_depth(element, path.index("tuple_literals", i), depth.enter())?;
     }
     Ok(())
 }
@@ -65,12 +63,10 @@ fn convert_literal(literal: &mut LiteralProto) {
     literal.tuple_literals.iter_mut().for_each(convert_literal);
 }
 
-fn check_depth(shape: &ShapeProto, path: Path<'_>, level: usize) -> Result<()> {
-    if level > MAX_DEPTH {
-        return Err(Error::TooDeep { path: path.to_field_path(), limit: MAX_DEPTH });
-    }
+fn check_depth(shape: &ShapeProto, path: Path<'_>, depth: Depth) -> Result<()> {
+    depth.check(|| path.to_field_path())?;
     for (i, element) in shape.tuple_shapes.iter().enumerate() {
-        check_depth(element, path.index("tuple_shapes", i), level.saturating_add(1))?;
+        check_depth(element, path.index("tuple_shapes", i), depth.enter())?;
     }
     Ok(())
 }

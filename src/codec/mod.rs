@@ -1,8 +1,11 @@
 //! Decoding that loses nothing silently, and encoding.
 //!
 //! prost drops unknown fields and normalizes non-canonical encodings without a word (spec
-//! `schema.md` §6). Before prost decodes, a wire scanner that knows the field tables of the six
-//! messages (the five of the shape schema and `LiteralProto`) walks the bytes once and reports
+//! `schema.md` §6). This module decodes in one pass instead: a wire scanner that knows the field
+//! tables of the five messages walks the bytes once, stores each known field into the message as
+//! prost would (same conversions, repeated fields pre-sized from packed records), and reports
+//! (`LiteralProto`, the sixth message the scanner knows, is scanned first and then decoded by
+//! prost: its values are bulk data the scanner does not store)
 //!
 //! * every **unknown field** (its path, number and wire type) — including `ShapeProto` field 1, the
 //!   reserved `rank`;
@@ -40,6 +43,7 @@
 //! request.
 
 mod form;
+mod target;
 mod wire;
 
 use std::fmt;
@@ -49,6 +53,7 @@ use bytes::{Buf, BufMut};
 use crate::error::{Error, FieldPath, NonCanonicalKind, Result, WireType};
 use crate::proto::{LayoutProto, LiteralProto, ProgramShapeProto, ShapeProto};
 
+pub(crate) use wire::{Fields, Value};
 pub use wire::{MAX_REPORTED, RECURSION_LIMIT};
 
 /// A message this module decodes and encodes: [`ShapeProto`], [`LayoutProto`],
@@ -69,14 +74,24 @@ mod sealed {
     pub trait Sealed {
         const KIND: MessageKind;
 
+        /// Whether the scanner stores the message's fields itself (else prost decodes it after
+        /// the scan).
+        const STORED: bool = true;
+
+        fn target(&mut self) -> super::target::Target<'_>;
+
         fn convert_to_xla_form(&mut self) -> crate::Result<()>;
     }
 }
 
 macro_rules! xla_message {
-    ($message:ty, $kind:ident, $convert:path) => {
+    ($message:ty, $kind:ident, $target:ident, $convert:path) => {
         impl sealed::Sealed for $message {
             const KIND: wire::MessageKind = wire::MessageKind::$kind;
+
+            fn target(&mut self) -> target::Target<'_> {
+                target::Target::$target(self)
+            }
 
             fn convert_to_xla_form(&mut self) -> Result<()> {
                 $convert(self)
@@ -89,10 +104,28 @@ macro_rules! xla_message {
     };
 }
 
-xla_message!(ShapeProto, Shape, form::shape);
-xla_message!(LayoutProto, Layout, form::layout);
-xla_message!(ProgramShapeProto, ProgramShape, form::program_shape);
-xla_message!(LiteralProto, Literal, form::literal);
+xla_message!(ShapeProto, Shape, Shape, form::shape);
+xla_message!(LayoutProto, Layout, Layout, form::layout);
+xla_message!(ProgramShapeProto, ProgramShape, ProgramShape, form::program_shape);
+
+// A literal's values are bulk data: the scanner checks and reports them without storing
+// (`Target::None`), then prost decodes the bytes the scan accepted.
+impl sealed::Sealed for LiteralProto {
+    const KIND: wire::MessageKind = wire::MessageKind::Literal;
+    const STORED: bool = false;
+
+    fn target(&mut self) -> target::Target<'_> {
+        target::Target::None
+    }
+
+    fn convert_to_xla_form(&mut self) -> Result<()> {
+        form::literal(self)
+    }
+}
+
+impl XlaMessage for LiteralProto {
+    const NAME: &'static str = wire::MessageKind::Literal.name();
+}
 
 /// A field the schema does not define, which prost dropped.
 ///
@@ -200,6 +233,31 @@ impl WireReport {
     }
 }
 
+impl WireReport {
+    /// Appends `other`'s findings, keeping each list within [`MAX_REPORTED`] and counting the
+    /// rest (the report of several encodings read one after another).
+    pub(crate) fn absorb(&mut self, other: WireReport) {
+        fn append<T>(list: &mut Vec<T>, omitted: &mut usize, more: Vec<T>, more_omitted: usize) {
+            let room = MAX_REPORTED.saturating_sub(list.len());
+            let dropped = more.len().saturating_sub(room);
+            list.extend(more.into_iter().take(room));
+            *omitted = omitted.saturating_add(dropped).saturating_add(more_omitted);
+        }
+        append(
+            &mut self.unknown_fields,
+            &mut self.omitted_unknown_fields,
+            other.unknown_fields,
+            other.omitted_unknown_fields,
+        );
+        append(
+            &mut self.non_canonical,
+            &mut self.omitted_non_canonical,
+            other.non_canonical,
+            other.omitted_non_canonical,
+        );
+    }
+}
+
 /// One finding per line.
 impl fmt::Display for WireReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -252,8 +310,12 @@ pub struct Decoded<M> {
 /// * [`Error::NonCanonical`] for the first non-canonically encoded field.
 pub fn decode<M: XlaMessage>(buf: impl Buf) -> Result<M> {
     with_contiguous(buf, |bytes| {
-        wire::scan(M::KIND, bytes, true)?;
-        decode_with_prost(bytes)
+        let mut message = M::default();
+        wire::scan_into(M::KIND, message.target(), bytes, true)?;
+        if !M::STORED {
+            message = decode_with_prost(bytes)?;
+        }
+        Ok(message)
     })
 }
 
@@ -283,27 +345,13 @@ pub fn decode<M: XlaMessage>(buf: impl Buf) -> Result<M> {
 /// [`Error::Decode`] if the bytes are not a valid encoding of `M`.
 pub fn decode_lenient<M: XlaMessage>(buf: impl Buf) -> Result<Decoded<M>> {
     with_contiguous(buf, |bytes| {
-        let report = wire::scan(M::KIND, bytes, false)?;
-        Ok(Decoded { message: decode_with_prost(bytes)?, report })
+        let mut message = M::default();
+        let report = wire::scan_into(M::KIND, message.target(), bytes, false)?;
+        if !M::STORED {
+            message = decode_with_prost(bytes)?;
+        }
+        Ok(Decoded { message, report })
     })
-}
-
-/// The wire scan of [`decode_lenient`] alone, without decoding the message: what prost would drop
-/// or normalize in `bytes`. For large messages (literals with many values) whose decoded form is
-/// not needed, or is decoded elsewhere.
-///
-/// ```
-/// use xla_shape::{codec, proto::LiteralProto};
-/// // LiteralProto { u8s: [] } written explicitly: canonical encoders omit an empty field.
-/// let report = codec::scan::<LiteralProto>(&[0x1a, 0x00]).unwrap();
-/// assert_eq!(report.to_string(), "non-canonical encoding of field 3 at u8s: default value is encoded explicitly\n");
-/// ```
-///
-/// # Errors
-///
-/// [`Error::Decode`] if the bytes are not a valid encoding of `M`.
-pub fn scan<M: XlaMessage>(bytes: &[u8]) -> Result<WireReport> {
-    wire::scan(M::KIND, bytes, false)
 }
 
 /// Runs `f` on the remaining bytes of `buf` as one slice, then consumes them.
@@ -318,8 +366,31 @@ fn with_contiguous<T>(mut buf: impl Buf, f: impl FnOnce(&[u8]) -> Result<T>) -> 
     }
 }
 
-fn decode_with_prost<M: XlaMessage>(bytes: &[u8]) -> Result<M> {
+pub(crate) fn decode_with_prost<M: XlaMessage>(bytes: &[u8]) -> Result<M> {
     M::decode(bytes).map_err(|e| prost_error(M::NAME, &e))
+}
+
+/// Merges another encoding of `M` into `message`, as prost merges a repeated occurrence of a
+/// singular message field.
+pub(crate) fn merge_with_prost<M: XlaMessage>(message: &mut M, bytes: &[u8]) -> Result<()> {
+    message.merge(bytes).map_err(|e| prost_error(M::NAME, &e))
+}
+
+/// The lenient report of `bytes` as an encoding of `M`, without decoding it: the scan allocates
+/// nothing for canonical input, whatever its size (a literal with many values, say).
+///
+/// ```
+/// use xla_shape::{codec, proto::LiteralProto};
+/// // LiteralProto { u8s: [] } written explicitly: canonical encoders omit an empty field.
+/// let report = codec::scan_lenient::<LiteralProto>(&[0x1a, 0x00]).unwrap();
+/// assert_eq!(report.to_string(), "non-canonical encoding of field 3 at u8s: default value is encoded explicitly\n");
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Decode`] if the bytes are not a valid encoding of `M`.
+pub fn scan_lenient<M: XlaMessage>(bytes: &[u8]) -> Result<WireReport> {
+    wire::scan(M::KIND, bytes, false)
 }
 
 /// prost's error, with its `Message.field: ` prefixes (one per nesting level, innermost first,
@@ -347,7 +418,7 @@ fn prost_error(message: &'static str, error: &prost::DecodeError) -> Error {
         }
         n => format!("{rest} ({n} fields deep)"),
     };
-    Error::Decode { message, reason }
+    Error::decode(message, reason)
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -386,7 +457,7 @@ pub fn encode<M: XlaMessage>(message: &M) -> Vec<u8> {
 /// [`Error::LimitExceeded`] if `buf` cannot hold the encoding; nothing is written then.
 pub fn encode_to<M: XlaMessage>(message: &M, buf: &mut impl BufMut) -> Result<()> {
     message.encode(buf).map_err(|e| Error::LimitExceeded {
-        limit: "output buffer capacity",
+        limit: crate::error::Limit::OutputBufferCapacity,
         value: u64::try_from(e.required_capacity()).unwrap_or(u64::MAX),
         max: u64::try_from(e.remaining()).unwrap_or(u64::MAX),
     })
@@ -441,15 +512,13 @@ mod tests {
         }
         let prost = ShapeProto::decode(&bytes[..]).unwrap_err();
         assert!(prost.to_string().matches("ShapeProto.tuple_shapes: ").count() >= 100);
-        let Error::Decode { message, reason } = prost_error("ShapeProto", &prost) else { panic!() };
+        let Error::Decode(e) = prost_error("ShapeProto", &prost) else { panic!() };
+        let (message, reason) = (e.message, e.reason);
         assert_eq!(message, "ShapeProto");
         assert!(reason.starts_with("recursion limit reached ("), "{reason}");
         assert!(!reason.contains("tuple_shapes"), "{reason}");
 
         let plain = ShapeProto::decode(&[0x10][..]).unwrap_err();
-        assert_eq!(
-            prost_error("ShapeProto", &plain),
-            Error::Decode { message: "ShapeProto", reason: "invalid varint at element_type".into() }
-        );
+        assert_eq!(prost_error("ShapeProto", &plain), Error::decode("ShapeProto", "invalid varint at element_type"));
     }
 }

@@ -1,4 +1,5 @@
-//! The wire scanner: one pass over the protobuf bytes of a message, before prost decodes them.
+//! The wire scanner: one pass over the protobuf bytes of a message that both decodes it (into a
+//! [`Target`]) and reports what prost would drop or normalize.
 //!
 //! prost drops unknown fields and normalizes non-canonical encodings without a word. The scanner
 //! knows the field tables of the six messages of the schema (spec `schema.md` §3, and
@@ -18,6 +19,7 @@
 use crate::error::{Error, FieldPath, NonCanonicalKind, Result, WireType};
 use crate::validate::Path;
 
+use super::target::Target;
 use super::{NonCanonical, UnknownField, WireReport};
 
 /// prost's (and C++ protobuf's) limit on nested messages, counted below the root message.
@@ -390,8 +392,18 @@ enum Sink {
 /// [`Error::Decode`] for bytes prost would reject. In strict mode, otherwise the first finding
 /// as [`Error::UnknownField`] or [`Error::NonCanonical`].
 pub fn scan(root: MessageKind, data: &[u8], strict: bool) -> Result<WireReport> {
+    scan_into(root, Target::None, data, strict)
+}
+
+/// [`scan`], storing every known field into `target` as prost would decode it: one loop over
+/// the wire both decodes and reports.
+///
+/// # Errors
+///
+/// As [`scan`].
+pub fn scan_into(root: MessageKind, target: Target<'_>, data: &[u8], strict: bool) -> Result<WireReport> {
     let mut scanner = Scanner { root, sink: if strict { Sink::First(None) } else { Sink::All(WireReport::default()) } };
-    scanner.message(root, data, Path::Root, 0)?;
+    scanner.message(root, target, data, Path::Root, 0)?;
     match scanner.sink {
         Sink::First(Some(finding)) => Err(finding),
         Sink::First(None) => Ok(WireReport::default()),
@@ -410,6 +422,9 @@ impl Scanner {
         matches!(self.sink, Sink::First(Some(_)))
     }
 
+    // Findings are the exception: kept out of line so that the canonical path stays small.
+    #[cold]
+    #[inline(never)]
     fn unknown(&mut self, path: Path<'_>, field_number: u32, wire_type: WireType) {
         if self.done_reporting() {
             return;
@@ -423,6 +438,8 @@ impl Scanner {
     }
 
     /// Reports `kind` for field `number` unless this message instance already did.
+    #[cold]
+    #[inline(never)]
     fn non_canonical(
         &mut self,
         frame: &mut Frame,
@@ -446,16 +463,13 @@ impl Scanner {
 
     #[cold]
     fn malformed(&self, path: Path<'_>, what: &str) -> Error {
-        Error::Decode { message: self.root.name(), reason: format!("{what} at {}", path.to_field_path()) }
+        Error::decode(self.root.name(), format!("{what} at {}", path.to_field_path()))
     }
 
     #[cold]
     fn recursion_limit(&self) -> Error {
         // No path: it would repeat a field name a hundred times.
-        Error::Decode {
-            message: self.root.name(),
-            reason: format!("recursion limit reached: more than {RECURSION_LIMIT} nested messages"),
-        }
+        Error::decode(self.root.name(), format!("recursion limit reached: more than {RECURSION_LIMIT} nested messages"))
     }
 
     #[cold]
@@ -507,7 +521,14 @@ impl Scanner {
         })
     }
 
-    fn message(&mut self, kind: MessageKind, data: &[u8], path: Path<'_>, depth: u32) -> Result<()> {
+    fn message(
+        &mut self,
+        kind: MessageKind,
+        mut target: Target<'_>,
+        data: &[u8],
+        path: Path<'_>,
+        depth: u32,
+    ) -> Result<()> {
         let mut frame = Frame::new();
         let mut pos = 0;
         while pos < data.len() {
@@ -532,6 +553,7 @@ impl Scanner {
                     }
                     let index = field.repeated.then(|| frame.next_index(number));
                     self.scalar(&mut frame, number, field, scalar, value, index, path);
+                    target.scalar(number, value.value);
                 }
                 (Type::Scalar(scalar), WireType::Len) if field.repeated => {
                     let packed = self.payload(data, &mut pos, field_path, |s| {
@@ -544,11 +566,16 @@ impl Scanner {
                             field_path.to_field_path()
                         });
                     }
+                    // The list is looked up once per record; every value ends in one byte below
+                    // 0x80, so that many values at most are reserved.
+                    let mut list = target.repeated(number);
+                    list.reserve(packed.iter().filter(|&&b| b < 0x80).count());
                     let (mut at, mut index) = (0, frame.count(number));
                     while at < packed.len() {
                         let value = read_varint(packed, &mut at)
                             .map_err(|_| self.malformed(field_path, "packed field ends inside a varint"))?;
                         self.scalar(&mut frame, number, field, scalar, value, Some(index), path);
+                        list.push(value.value);
                         index = index.saturating_add(1);
                     }
                     frame.set_count(number, index);
@@ -567,7 +594,7 @@ impl Scanner {
                             element_path.to_field_path()
                         });
                     })?;
-                    self.message(inner, body, element_path, depth.saturating_add(1))?;
+                    self.message(inner, target.child(number), body, element_path, depth.saturating_add(1))?;
                 }
                 (Type::Fixed(width), wire) if wire == width.wire_type() => {
                     self.unpacked_fixed(&mut frame, number, width, data, &mut pos, field_path)?;
@@ -584,9 +611,10 @@ impl Scanner {
                             element_path.to_field_path()
                         });
                     })?;
-                    if std::str::from_utf8(text).is_err() {
+                    let Ok(text) = std::str::from_utf8(text) else {
                         return Err(self.malformed(element_path, "string is not valid UTF-8"));
-                    }
+                    };
+                    target.string(number, text);
                 }
                 (ty, _) => {
                     let expected = match ty {
@@ -773,6 +801,125 @@ impl Scanner {
                 Err(self.malformed(path, &format!("unexpected end-group tag (field {number})")))
             }
         }
+    }
+}
+
+/// The value of one field as [`Fields`] reads it: what a reader of a message that knows only a
+/// few of its fields needs, with everything else checked and skipped in place.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Value<'d> {
+    /// A length-delimited payload, borrowed from the input.
+    Len(&'d [u8]),
+    /// A varint, a fixed-width value or a group, checked and skipped.
+    Skipped,
+}
+
+/// One field of a message on the wire.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawField<'d> {
+    pub number: u32,
+    pub wire_type: WireType,
+    pub value: Value<'d>,
+}
+
+/// The top-level fields of one encoded message, in wire order, without decoding or copying
+/// anything: the streaming HLO reader walks `HloModuleProto` and its parts with it. It applies
+/// prost's rules (varints, keys, wire types, lengths, groups and their nesting below `level`)
+/// and stops after the first error, whose text names what broke.
+pub(crate) struct Fields<'d> {
+    data: &'d [u8],
+    pos: usize,
+    level: u32,
+    failed: bool,
+}
+
+impl<'d> Fields<'d> {
+    /// The fields of `data`, a message nested `level` messages below the root.
+    pub(crate) fn new(data: &'d [u8], level: u32) -> Self {
+        Self { data, pos: 0, level, failed: false }
+    }
+
+    fn read(&mut self) -> Result<RawField<'d>, String> {
+        let key = read_varint(self.data, &mut self.pos).map_err(|e| varint_reason(e, "a field key"))?;
+        let raw = u32::try_from(key.value).map_err(|_| format!("field key {} exceeds 32 bits", key.value))?;
+        let wire_type = WireType::from_raw((raw & 7) as u8);
+        let number = raw >> 3;
+        if let WireType::Invalid(value) = wire_type {
+            return Err(format!("invalid wire type {value} (field {number})"));
+        }
+        if number == 0 {
+            return Err("invalid field number 0".to_owned());
+        }
+        let value = match wire_type {
+            WireType::Varint => {
+                read_varint(self.data, &mut self.pos).map_err(|e| varint_reason(e, "a varint"))?;
+                Value::Skipped
+            }
+            WireType::Len => Value::Len(length_delimited(self.data, &mut self.pos)?),
+            WireType::Fixed64 | WireType::Fixed32 => {
+                let width = if wire_type == WireType::Fixed64 { 8 } else { 4 };
+                take(self.data, &mut self.pos, width)
+                    .ok_or_else(|| format!("field {number} needs {width} bytes, fewer remain"))?;
+                Value::Skipped
+            }
+            WireType::StartGroup => {
+                skip_group(self.data, &mut self.pos, number, self.level)?;
+                Value::Skipped
+            }
+            WireType::EndGroup | WireType::Invalid(_) => {
+                return Err(format!("unexpected end-group tag (field {number})"));
+            }
+        };
+        Ok(RawField { number, wire_type, value })
+    }
+}
+
+impl<'d> Iterator for Fields<'d> {
+    type Item = Result<RawField<'d>, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.pos >= self.data.len() {
+            return None;
+        }
+        let field = self.read();
+        self.failed = field.is_err();
+        Some(field)
+    }
+}
+
+fn varint_reason(error: VarintError, what: &str) -> String {
+    match error {
+        VarintError::Truncated => format!("truncated varint in {what}"),
+        VarintError::Overflow => format!("varint in {what} exceeds 64 bits"),
+    }
+}
+
+fn length_delimited<'d>(data: &'d [u8], pos: &mut usize) -> Result<&'d [u8], String> {
+    let len = read_varint(data, pos).map_err(|e| varint_reason(e, "a length"))?;
+    let remaining = data.len().saturating_sub(*pos);
+    take(data, pos, len.value).ok_or_else(|| format!("length {} exceeds the {remaining} remaining bytes", len.value))
+}
+
+/// Skips a group's fields up to its end tag, as prost's `skip_field` does: each nested group
+/// counts towards [`RECURSION_LIMIT`].
+fn skip_group(data: &[u8], pos: &mut usize, number: u32, level: u32) -> Result<(), String> {
+    if level >= RECURSION_LIMIT {
+        return Err(format!("recursion limit reached: more than {RECURSION_LIMIT} nested messages"));
+    }
+    let mut inner = Fields { data, pos: *pos, level: level.saturating_add(1), failed: false };
+    loop {
+        // An end-group tag is the one key `Fields::read` refuses; read it here first.
+        let mut at = inner.pos;
+        let key = read_varint(data, &mut at).map_err(|e| varint_reason(e, "a field key"))?;
+        if key.value & 7 == 4 {
+            let end = key.value >> 3;
+            if end == u64::from(number) {
+                *pos = at;
+                return Ok(());
+            }
+            return Err(format!("group {number} ends with an end-group tag {end}"));
+        }
+        inner.read()?;
     }
 }
 

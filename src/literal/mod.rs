@@ -261,7 +261,7 @@ fn check_array<'a>(proto: &'a LiteralProto, shape: ArrayShape<'a>, path: Path<'_
         };
         count = count.checked_mul(size).ok_or_else(|| Error::Overflow {
             path: path.field("shape").to_field_path(),
-            what: "the element count (dimensions overflow)",
+            what: crate::error::Quantity::ElementCount,
         })?;
     }
     let values = raw(proto, field);

@@ -9,7 +9,7 @@
 //! relayout engine ([`crate::relayout::RelayoutPlan`]), with a stand-in element type of the same
 //! width (the engine moves whole elements; what they mean does not matter here).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ShapeCategory};
 use crate::make::make_shape_with_dense_layout;
 use crate::primitive::PrimitiveType;
 use crate::relayout::RelayoutPlan;
@@ -30,27 +30,27 @@ fn is_row_major(dims: &[usize], minor_to_major: &[usize]) -> bool {
     true
 }
 
-/// The stand-in element type of `width` bytes: relayout moves whole elements, whatever they mean.
-fn element_of_width(width: usize) -> Option<PrimitiveType> {
+/// The stand-in element type of `width` bytes (a field's element width: 1, 2, 4, 8 or 16):
+/// relayout moves whole elements, whatever they mean. Another width would give a buffer of the
+/// wrong length, which the plan's run reports.
+fn element_of_width(width: usize) -> PrimitiveType {
     match width {
-        1 => Some(PrimitiveType::U8),
-        2 => Some(PrimitiveType::U16),
-        4 => Some(PrimitiveType::U32),
-        8 => Some(PrimitiveType::U64),
-        16 => Some(PrimitiveType::C128),
-        _ => None,
+        2 => PrimitiveType::U16,
+        4 => PrimitiveType::U32,
+        8 => PrimitiveType::U64,
+        16 => PrimitiveType::C128,
+        _ => PrimitiveType::U8,
     }
 }
 
 /// The relayout from one dense, untiled order of `dims` to another.
 fn plan(dims: &[usize], width: usize, from: &[i64], to: &[i64]) -> Result<RelayoutPlan> {
-    let ty = element_of_width(width)
-        .ok_or_else(|| Error::InvalidArgument(format!("no element type is {width} bytes wide")))?;
+    let ty = element_of_width(width);
     let dims: Vec<i64> = dims.iter().map(|&d| i64::try_from(d).unwrap_or(i64::MAX)).collect();
     let source = make_shape_with_dense_layout(ty, &dims, from)?;
     let destination = make_shape_with_dense_layout(ty, &dims, to)?;
     let (Some(source), Some(destination)) = (source.as_array(), destination.as_array()) else {
-        return Err(Error::NotAnArray { operation: "literal relayout", kind: "a tuple" });
+        return Err(Error::NotAnArray { operation: "literal relayout", kind: ShapeCategory::Tuple });
     };
     RelayoutPlan::new(source, destination)
 }

@@ -5,7 +5,8 @@
 //! [`PhysicalMap`] otherwise.
 
 use crate::error::{Error, FieldPath, RelayoutProblem, Result};
-use crate::physical::{PhysicalMap, to_u64};
+use crate::memory::extent::to_u64;
+use crate::physical::PhysicalMap;
 use crate::primitive::PrimitiveType;
 use crate::shape::ArrayShape;
 use crate::tiling::Digit;
@@ -39,7 +40,9 @@ fn relayout_error(problem: RelayoutProblem) -> Error {
 }
 
 fn overflow(what: &'static str) -> Error {
-    Error::Overflow { path: FieldPath::root().field("relayout"), what }
+    // Merge with main's typed quantities: the kind of size is all `Error::Overflow` keeps.
+    let _ = what;
+    Error::Overflow { path: FieldPath::root().field("relayout"), what: crate::error::Quantity::ShapeSize }
 }
 
 impl StridedView {
@@ -238,7 +241,7 @@ impl Resolved {
             value_bits: width * 8,
             len: view.end,
             exact: false,
-            base: crate::physical::to_i64(view.offset) * 8,
+            base: crate::memory::extent::to_i64(view.offset) * 8,
             digits: Some(digits),
             map: None,
             prefill: Prefill::None,
@@ -254,7 +257,7 @@ impl Resolved {
         // Every bit offset must fit in i64 (kernels compute signed offsets).
         let storage_bits = map.storage_slots().checked_mul(slot_bits).filter(|&b| i64::try_from(b).is_ok());
         storage_bits.ok_or_else(|| overflow("storage bits"))?;
-        let bounds: Box<[u64]> = crate::padding::bounds(shape, "relayout")?.into();
+        let bounds: Box<[u64]> = crate::memory::extent::bounds(shape, "relayout")?.into();
         let elements =
             bounds.iter().try_fold(1u64, |a, &b| a.checked_mul(b)).ok_or_else(|| overflow("element count"))?;
         let prefill = match super::fill::legacy_pattern(shape)? {
@@ -292,7 +295,7 @@ impl Resolved {
                 .zip(digits.iter())
                 .fold(self.base, |acc, (&i, chain)| acc.wrapping_add(digit_offset(to_u64(i), chain))),
             (None, Some(map)) => {
-                crate::physical::to_i64(map.slot_unchecked_bounds(index).get().wrapping_mul(self.slot_bits))
+                crate::memory::extent::to_i64(map.slot_unchecked_bounds(index).get().wrapping_mul(self.slot_bits))
             }
             (None, None) => self.base,
         }
@@ -315,7 +318,7 @@ fn digit_offset(i: u64, chain: &[DimDigit]) -> i64 {
             }
             None => rest,
         };
-        total = total.wrapping_add(crate::physical::to_i64(value).wrapping_mul(digit.stride));
+        total = total.wrapping_add(crate::memory::extent::to_i64(value).wrapping_mul(digit.stride));
     }
     total
 }
@@ -345,7 +348,7 @@ fn layout_digits(shape: ArrayShape<'_>, slot_bits: u64, rank: usize) -> Option<B
         }
         stride = stride.checked_mul(extent)?;
     }
-    let bounds = crate::padding::extents(shape, "relayout").ok()?;
+    let bounds = crate::memory::extent::extents(shape, "relayout").ok()?;
     let mut out = Vec::with_capacity(rank);
     for (chain, &extent) in per_dim.iter_mut().zip(&bounds) {
         chain.sort_by_key(|&(w, _, _)| w);

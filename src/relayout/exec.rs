@@ -38,7 +38,7 @@ pub(crate) fn prefill(dst: &Resolved, buf: &mut [u8]) {
             } else {
                 let slot = dst.slot_bits;
                 for k in 0..raw_slots {
-                    let offset = crate::physical::to_i64(k.wrapping_mul(slot));
+                    let offset = crate::memory::extent::to_i64(k.wrapping_mul(slot));
                     kernel::write_bits(buf, offset, slot, pattern);
                 }
             }
@@ -119,7 +119,7 @@ fn general(unit: Unit, a: &Resolved, b: &Resolved, src: &[u8], dst: &mut [u8]) {
         let mut carried = true;
         for (i, &bound) in index.iter_mut().zip(a.bounds.iter()).rev() {
             *i = i.wrapping_add(1);
-            if crate::physical::to_u64(*i) < bound {
+            if crate::memory::extent::to_u64(*i) < bound {
                 carried = false;
                 break;
             }

@@ -20,7 +20,7 @@ fn at(offset: i64) -> Option<usize> {
 /// `base + k · stride`, wrapping (exact for every element of a planned box).
 #[inline]
 fn step(base: i64, k: u64, stride: i64) -> i64 {
-    base.wrapping_add(crate::physical::to_i64(k).wrapping_mul(stride))
+    base.wrapping_add(crate::memory::extent::to_i64(k).wrapping_mul(stride))
 }
 
 /// Calls `f(src, dst)` at every position of `axes` (outermost first), starting at `(src, dst)`.
@@ -248,7 +248,7 @@ pub(crate) fn pack_nibbles(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[A
         let mut n = inner.extent;
         let (mut s, mut d) = (s / 8, d);
         if d % 8 == 4 && n > 0 {
-            write_bits(dst, crate::physical::to_i64(d), 4, u128::from(get(src, s) & 0xF));
+            write_bits(dst, crate::memory::extent::to_i64(d), 4, u128::from(get(src, s) & 0xF));
             (s, d, n) = (s.wrapping_add(1), d.wrapping_add(4), n.wrapping_sub(1));
         }
         let (Some(from), Some(to)) = (to_usize(s), to_usize(d / 8)) else { return };
@@ -267,7 +267,7 @@ pub(crate) fn pack_nibbles(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[A
             let at = d.wrapping_add(last.wrapping_mul(8));
             write_bits(
                 dst,
-                crate::physical::to_i64(at),
+                crate::memory::extent::to_i64(at),
                 4,
                 u128::from(get(src, s.wrapping_add(last.wrapping_mul(2))) & 0xF),
             );

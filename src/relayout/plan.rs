@@ -83,7 +83,7 @@ pub(crate) enum Strategy {
 }
 
 fn overflow() -> Error {
-    Error::Overflow { path: FieldPath::root().field("relayout"), what: "relayout offset" }
+    Error::Overflow { path: FieldPath::root().field("relayout"), what: crate::error::Quantity::ShapeSize }
 }
 
 /// The unit of a pair of sides.

@@ -5,7 +5,7 @@
 use std::fmt::{self, Write};
 
 use crate::error::Result;
-use crate::layout::{Layout, MinorToMajor};
+use crate::layout::Layout;
 use crate::proto::PaddingValue;
 use crate::shape::{ArrayShape, Dim, Shape, ShapeKind};
 use crate::{size, util};
@@ -198,19 +198,9 @@ fn element_type(array: ArrayShape<'_>, d: &mut Description) {
     d.push("element type", format!("{t}, {bits} bit{}", plural(bits as usize)));
 }
 
-/// The seed documents' dimension letters; other ranks have none.
-fn dimension_letters(rank: usize) -> &'static [&'static str] {
-    match rank {
-        2 => &["y", "x"],
-        3 => &["z", "y", "x"],
-        4 => &["p", "z", "y", "x"],
-        _ => &[],
-    }
-}
-
 /// `1 (x)`: a dimension number with its letter, if the rank has letters.
 fn dimension_name(dim: Dim, rank: usize) -> String {
-    match dimension_letters(rank).get(dim.index()) {
+    match i64::try_from(dim.index()).ok().and_then(|d| crate::util::dimension_letter(rank, d)) {
         Some(letter) => format!("{dim} ({letter})"),
         None => dim.to_string(),
     }
@@ -244,7 +234,7 @@ fn layout_order(array: ArrayShape<'_>, d: &mut Description) {
     if order.is_empty() {
         text.push_str("(no dimensions)");
     }
-    if let (None, MinorToMajor::Descending(_)) = (array.layout(), order) {
+    if array.layout().is_none() && order.is_default() {
         text.push_str(" (no layout: the default)");
     }
     d.push("layout", text);
@@ -282,7 +272,7 @@ fn element_size(array: ArrayShape<'_>, layout: Option<Layout<'_>>, d: &mut Descr
 
 fn memory_space(layout: Option<Layout<'_>>, d: &mut Description) {
     let space = layout.map_or(0, |l| l.memory_space());
-    // The conventions of XLA's docs/shapes.md.
+    // The conventions of XLA's "Shapes and layout" document (https://openxla.org/xla/shapes).
     let meaning = match space {
         0 => "device memory",
         1 => "VMEM on TPU",
@@ -313,16 +303,17 @@ mod tests {
     #[test]
     fn letters_follow_the_seeds() {
         // vectors.md S4.
-        assert_eq!(dimension_letters(1), [] as [&str; 0]);
-        assert_eq!(dimension_letters(2), ["y", "x"]);
-        assert_eq!(dimension_letters(3), ["z", "y", "x"]);
-        assert_eq!(dimension_letters(4), ["p", "z", "y", "x"]);
-        assert_eq!(dimension_letters(5), [] as [&str; 0]);
+        let names = |rank: usize| (0..rank).map(|d| dimension_name(Dim(d), rank)).collect::<Vec<_>>();
+        assert_eq!(names(1), ["0"]);
+        assert_eq!(names(2), ["0 (y)", "1 (x)"]);
+        assert_eq!(names(3), ["0 (z)", "1 (y)", "2 (x)"]);
+        assert_eq!(names(4), ["0 (p)", "1 (z)", "2 (y)", "3 (x)"]);
+        assert_eq!(names(5), ["0", "1", "2", "3", "4"]);
     }
 
     #[test]
     fn tiled_dynamic_shape() {
-        let s = parse_shape("bf16[?,3,<=4]{1,2,0:T(16,256)(2,1)E(16)S(1)SC(0:2)M(8)}").unwrap();
+        let s = parse_shape("bf16[?,3,<=4]{1,2,0:T(16,256)(2,1)E(16)S(1)SC(2:2)M(8)}").unwrap();
         let text = describe(s.view()).to_string();
         for line in [
             "element type:    bf16, 16 bits",
@@ -332,7 +323,7 @@ mod tests {
             "tiles:           (16,256) then (2,1)",
             "element size:    16 bits (from the layout)",
             "memory space:    1 (VMEM on TPU)",
-            "split config:    physical dimension 0 split at [2]",
+            "split config:    physical dimension 2 split at [2]",
             "metadata prefix: 8 bytes of dynamic-shape metadata",
         ] {
             assert!(text.contains(line), "{line:?} missing in\n{text}");

@@ -38,15 +38,16 @@
 
 mod describe;
 mod lexer;
+mod lost;
 mod parse;
-mod print;
+pub(crate) mod print;
 
 pub use describe::{Description, describe, describe_sizes};
+pub use lost::{Dropped, LostField, dropped_in_layout, lost_in_layout_text, lost_in_text};
 pub use parse::{
     ParseOptions, parse_layout, parse_layout_raw, parse_shape, parse_shape_list, parse_shape_list_raw, parse_shape_raw,
 };
-pub use print::{layout_to_string, lost_in_text, shape_to_string};
-pub(crate) use print::{write_layout, write_program_shape, write_shape, write_tile};
+pub use print::{layout_to_string, shape_to_string};
 
 use std::str::FromStr;
 

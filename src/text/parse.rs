@@ -7,8 +7,8 @@
 //! `T(-2)`, `token[1]`, a layout on a token), it returns an error. Recursion is bounded by
 //! [`MAX_DEPTH`], so no input can exhaust the stack, and the work is linear in the input.
 
-use crate::MAX_DEPTH;
-use crate::error::{Error, FieldPath, LayoutProblem, Result};
+use crate::depth::Depth;
+use crate::error::{Error, FieldPath, LayoutProblem, ParseError, Result, ShapeCategory, SparseField};
 use crate::layout::LayoutBuf;
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ShapeProto, SplitConfigProto, TileProto};
@@ -70,7 +70,7 @@ impl ParseOptions {
     /// # Errors
     ///
     /// [`Error::Parse`] for text outside the grammar or that XLA's parser rejects (or aborts
-    /// on); [`Error::TooDeep`] beyond [`MAX_DEPTH`] levels; [`Error::SparseUnsupported`] for
+    /// on); [`Error::TooDeep`] beyond [`MAX_DEPTH`](crate::MAX_DEPTH) levels; [`Error::SparseUnsupported`] for
     /// non-dense `D(...)` entries and a `P(...)` in a shape; [`Error::InvalidLayout`] for a `D`
     /// list of the wrong length; the validation errors of a tuple (always) and of the whole
     /// shape (when validating).
@@ -328,7 +328,12 @@ impl<'a> Parser<'a> {
     }
 
     fn error_at(&self, position: usize, expected: &str, found: String) -> Error {
-        Error::Parse { position, expected: expected.to_owned(), found, input: quote(self.input, position) }
+        Error::Parse(Box::new(ParseError {
+            position,
+            expected: expected.to_owned(),
+            found,
+            input: quote(self.input, position),
+        }))
     }
 
     /// The path of the shape being parsed, optionally extended by `field`.
@@ -358,9 +363,7 @@ impl<'a> Parser<'a> {
 
     /// `shape` at nesting `level` (the root is 1).
     fn shape(&mut self, level: usize) -> Result<ShapeProto> {
-        if level > MAX_DEPTH {
-            return Err(Error::TooDeep { path: self.path(), limit: MAX_DEPTH });
-        }
+        Depth::at(level).check(|| self.path())?;
         if self.is_ident("b") && self.peek() == Kind::LParen {
             self.bump();
             self.bump();
@@ -379,7 +382,8 @@ impl<'a> Parser<'a> {
         let inner = self.shape(level.saturating_add(1))?;
         self.path.pop();
         if !PrimitiveType::from_i32(inner.element_type).is_some_and(PrimitiveType::is_array) {
-            let kind = PrimitiveType::from_i32(inner.element_type).map_or("an invalid shape", validate::kind_name);
+            let kind = PrimitiveType::from_i32(inner.element_type)
+                .map_or("an invalid shape", |t| ShapeCategory::of(t).with_article());
             return Err(self.error_at(
                 start,
                 "an array shape (buffer shape must have array shape)",
@@ -500,7 +504,7 @@ impl<'a> Parser<'a> {
                 // "Layout has physical shape, but is not for a sparse array".
                 return Err(Error::SparseUnsupported {
                     path: self.path().field("layout").field("physical_shape"),
-                    field: "physical_shape",
+                    field: SparseField::PhysicalShape,
                     value: 1,
                 });
             }
@@ -620,12 +624,12 @@ impl<'a> Parser<'a> {
                 let layout_path = self.layout_path(level);
                 if dim_level != 0 {
                     let path = layout_path.field("dim_level_types").index(count);
-                    return Err(Error::SparseUnsupported { path, field: "dim_level_types", value: dim_level });
+                    return Err(Error::SparseUnsupported { path, field: SparseField::DimLevelTypes, value: dim_level });
                 }
                 self.bump();
-                for (kind, field) in [(Kind::Plus, "dim_unique"), (Kind::Tilde, "dim_ordered")] {
+                for (kind, field) in [(Kind::Plus, SparseField::DimUnique), (Kind::Tilde, SparseField::DimOrdered)] {
                     if self.token.kind == kind {
-                        let path = layout_path.clone().field(field).index(count);
+                        let path = layout_path.clone().field(field.name()).index(count);
                         return Err(Error::SparseUnsupported { path, field, value: 0 });
                     }
                 }
@@ -637,10 +641,10 @@ impl<'a> Parser<'a> {
         }
         self.expect(Kind::RParen, "`,` or `)` to end the dimension level types")?;
         if count != 0 && count != rank {
-            return Err(Error::InvalidLayout {
-                path: self.layout_path(level).field("dim_level_types"),
-                problem: LayoutProblem::ListLength { field: "dim_level_types", len: count, rank },
-            });
+            return Err(Error::invalid_layout(
+                self.layout_path(level).field("dim_level_types"),
+                LayoutProblem::ListLength { field: SparseField::DimLevelTypes, len: count, rank },
+            ));
         }
         Ok(())
     }
@@ -723,17 +727,13 @@ impl<'a> Parser<'a> {
 
 /// A type token: a primitive type name other than `tuple` and `buffer` (case-sensitive).
 fn type_token(text: &str) -> Option<PrimitiveType> {
-    PrimitiveType::ALL
-        .iter()
-        .copied()
-        .find(|t| t.name() == text)
-        .filter(|t| !matches!(t, PrimitiveType::TUPLE | PrimitiveType::BUFFER))
+    PrimitiveType::from_name(text).filter(|t| !matches!(t, PrimitiveType::TUPLE | PrimitiveType::BUFFER))
 }
 
 /// The default descending layout `{n-1,…,0}` in XLA form.
 fn descending_layout(rank: usize) -> LayoutProto {
     LayoutProto {
-        minor_to_major: (0..rank).rev().map(|d| i64::try_from(d).unwrap_or(i64::MAX)).collect(),
+        minor_to_major: crate::dim::descending_minor_to_major(rank),
         tail_padding_alignment_in_elements: 1,
         ..LayoutProto::default()
     }
@@ -780,7 +780,8 @@ mod tests {
     #[test]
     fn long_inputs_are_quoted_around_the_position() {
         let input = format!("({}x)", "f32[], ".repeat(40));
-        let Error::Parse { position, input: quoted, .. } = parse_shape_raw(&input).unwrap_err() else { panic!() };
+        let Error::Parse(e) = parse_shape_raw(&input).unwrap_err() else { panic!() };
+        let (position, quoted) = (e.position, e.input);
         assert_eq!(position, input.len() - 2);
         assert!(quoted.starts_with('…') && quoted.ends_with("x)"), "{quoted}");
         assert!(quoted.len() < 120);

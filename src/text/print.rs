@@ -3,10 +3,8 @@
 
 use std::fmt::{self, Write};
 
-use crate::error::FieldPath;
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
-use crate::shape::{ArrayShape, Shape, ShapeKind};
 
 /// Raw protos can nest arbitrarily deep in memory; printing stops descending here and writes
 /// `...`, so printing never exhausts the stack. Valid shapes are far shallower.
@@ -39,53 +37,6 @@ pub fn layout_to_string(layout: &LayoutProto) -> String {
     let mut out = String::new();
     let _ = write_layout(&mut out, layout);
     out
-}
-
-/// The fields of a shape that its XLA text does not hold, so a print → parse round trip loses
-/// them: legacy `padded_dimensions` and `padding_value`, and a negative
-/// `dynamic_shape_metadata_prefix_bytes` (XLA never printed any of them). Each entry is the path
-/// of the layout field, in shape order.
-///
-/// ```
-/// use xla_shape::{make, proto::PaddingValue, text::lost_in_text, PrimitiveType};
-/// let layout = make::LayoutSpec::new(&[0, 1]).padded_dimensions(&[3, 5], PaddingValue::ZeroPad);
-/// let padded = make::make_shape_with_layout(PrimitiveType::F32, &[2, 3], &layout).unwrap();
-/// let lost: Vec<String> = lost_in_text(padded.view()).iter().map(ToString::to_string).collect();
-/// assert_eq!(lost, ["layout.padded_dimensions", "layout.padding_value"]);
-/// assert!(lost_in_text(make::make_shape(PrimitiveType::F32, &[2]).unwrap().view()).is_empty());
-/// ```
-pub fn lost_in_text(shape: Shape<'_>) -> Vec<FieldPath> {
-    let mut lost = Vec::new();
-    collect_lost(shape, FieldPath::root(), &mut lost);
-    lost
-}
-
-/// Validated shapes nest at most `MAX_DEPTH` levels, so the recursion is bounded.
-fn collect_lost(shape: Shape<'_>, path: FieldPath, lost: &mut Vec<FieldPath>) {
-    match shape.kind() {
-        ShapeKind::Array(array) => collect_lost_in_layout(array, path, lost),
-        ShapeKind::Buffer(array) => collect_lost_in_layout(array, path.field("tuple_shapes").index(0), lost),
-        ShapeKind::Tuple(tuple) => {
-            for (i, element) in tuple.iter().enumerate() {
-                collect_lost(element, path.clone().field("tuple_shapes").index(i), lost);
-            }
-        }
-        ShapeKind::Token | ShapeKind::Opaque => {}
-    }
-}
-
-fn collect_lost_in_layout(array: ArrayShape<'_>, path: FieldPath, lost: &mut Vec<FieldPath>) {
-    let Some(layout) = array.layout() else { return };
-    let path = path.field("layout");
-    if layout.padded_dimensions().is_some() {
-        lost.push(path.clone().field("padded_dimensions"));
-    }
-    if layout.padding_value() != 0 {
-        lost.push(path.clone().field("padding_value"));
-    }
-    if layout.dynamic_shape_metadata_prefix_bytes() < 0 {
-        lost.push(path.field("dynamic_shape_metadata_prefix_bytes"));
-    }
 }
 
 pub(crate) fn write_shape(out: &mut impl Write, shape: &ShapeProto, with_layout: bool) -> fmt::Result {

@@ -2,14 +2,15 @@
 //! tiles, changing the element type, device-to-host shapes, and the descending shape with the
 //! same physical layout. The plain constructors live in [`crate::make`].
 
-use super::dimensions::{Flags, Source, descending, major_to_minor, rebuild};
+use super::dimensions::{Flags, Source, major_to_minor, rebuild};
 use super::{all_leaves, finish, map_arrays};
+use crate::dim::descending_minor_to_major as descending;
+use crate::error::{ArgumentProblem, ShapeCategory};
 use crate::error::{Error, Result};
 use crate::make;
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ShapeProto};
 use crate::shape::{ArrayShape, Shape, ShapeBuf};
-use crate::validate::kind_name;
 
 /// `ShapeUtil::MakeShapeWithDescendingLayoutAndSamePhysicalLayout`: the dimensions reordered
 /// into physical order (most major first) with the descending layout, so the bytes do not move.
@@ -30,7 +31,7 @@ use crate::validate::kind_name;
 pub fn make_shape_with_descending_layout_and_same_physical_layout(shape: Shape<'_>) -> Result<ShapeBuf> {
     let array = shape.array_or_buffer().ok_or(Error::NotAnArray {
         operation: "make_shape_with_descending_layout_and_same_physical_layout",
-        kind: kind_name(shape.element_type()),
+        kind: ShapeCategory::of(shape.element_type()),
     })?;
     let sources: Vec<Source> = major_to_minor(array).into_iter().map(Source::Old).collect();
     let mut layout = LayoutProto { minor_to_major: descending(array.rank()), ..LayoutProto::default() };
@@ -140,7 +141,7 @@ pub fn clear_tiles(shape: Shape<'_>) -> Result<ShapeBuf> {
 #[doc(alias = "ChangeElementType")]
 pub fn change_element_type(shape: Shape<'_>, element_type: PrimitiveType) -> Result<ShapeBuf> {
     if !element_type.is_array() {
-        return Err(Error::InvalidArgument(format!("cannot change the element type of an array to {element_type}")));
+        return Err(Error::invalid_argument(ArgumentProblem::ChangeToNonArrayType { element_type }));
     }
     rewrite_arrays(shape, |_, proto| {
         proto.element_type = element_type.as_i32();

@@ -3,6 +3,7 @@
 //! logical dimensions while keeping the layout consistent.
 
 use super::{End, finish, to_i64};
+use crate::error::ArgumentProblem;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::proto::{LayoutProto, ShapeProto};
@@ -158,7 +159,7 @@ pub fn delete_dimensions(dimensions: &[Dim], array: ArrayShape<'_>) -> Result<Sh
     for &Dim(d) in dimensions {
         let slot = deleted.get_mut(d).ok_or(Error::DimensionOutOfRange { dimension: to_i64(d), rank })?;
         if std::mem::replace(slot, true) {
-            return Err(Error::InvalidArgument(format!("dimension {d} is listed twice for deletion")));
+            return Err(Error::invalid_argument(ArgumentProblem::DuplicateDimension { dimension: d }));
         }
     }
     // new_number[d] = d minus the deleted dimensions below it.
@@ -409,7 +410,7 @@ pub(super) fn inverse_permutation(permutation: &[usize], rank: usize) -> Result<
     if valid {
         Ok(inverse)
     } else {
-        Err(Error::InvalidArgument(format!("{permutation:?} is not a permutation of 0..{rank}")))
+        Err(Error::invalid_argument(ArgumentProblem::NotAPermutation { permutation: permutation.to_vec(), rank }))
     }
 }
 
@@ -498,11 +499,6 @@ fn remap<T: Copy>(list: &[T], sources: &[Source], new: impl Fn(i64) -> T) -> Vec
             Source::New(b) => Some(new(b)),
         })
         .collect()
-}
-
-/// `minor_to_major` entries of a default layout, reused by the dimension-reordering helpers.
-pub(super) fn descending(rank: usize) -> Vec<i64> {
-    (0..rank).rev().map(to_i64).collect()
 }
 
 /// The logical dimension at each physical position, most major first.

@@ -2,7 +2,7 @@
 //! functors as the builders [`ShapeEqual`] and [`LayoutEqual`] (whose docs give the exact rules),
 //! and the `ShapeUtil` shorthands ([`equal`], [`compatible`], …).
 
-use crate::MAX_DEPTH;
+use crate::depth::Depth;
 use crate::layout::Layout;
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ShapeProto};
@@ -20,7 +20,7 @@ use crate::shape::{ArrayShape, Shape};
 ///
 /// This differs from `==` on the protos, which compares every field as stored. Raw layouts can be
 /// compared too ([`LayoutEqual::equal_protos`]), so legacy or sparse protos that do not validate
-/// still compare; raw physical shapes nested deeper than [`MAX_DEPTH`] levels compare unequal.
+/// still compare; raw physical shapes nested deeper than [`MAX_DEPTH`](crate::MAX_DEPTH) levels compare unequal.
 ///
 /// ```
 /// use xla_shape::{make::LayoutSpec, util::LayoutEqual};
@@ -153,11 +153,11 @@ impl LayoutEqual {
     /// assert!(LayoutEqual::new().ignore_legacy_padding().equal_protos(&a, &b));
     /// ```
     pub fn equal_protos(&self, lhs: &LayoutProto, rhs: &LayoutProto) -> bool {
-        self.layouts_at(lhs, rhs, 1)
+        self.layouts_at(lhs, rhs, Depth::ROOT)
     }
 
-    /// `level` is the nesting level of the shape that holds these layouts.
-    fn layouts_at(&self, l: &LayoutProto, r: &LayoutProto, level: usize) -> bool {
+    /// `depth` is the nesting level of the shape that holds these layouts.
+    fn layouts_at(&self, l: &LayoutProto, r: &LayoutProto, depth: Depth) -> bool {
         let normalized = |alignment: i64| if alignment == 0 { 1 } else { alignment };
         let format = |f: i32| if f == 0 { crate::proto::Format::Dense as i32 } else { f };
         l.minor_to_major == r.minor_to_major
@@ -172,7 +172,7 @@ impl LayoutEqual {
             && (self.ignore_physical_shape
                 || match (&l.physical_shape, &r.physical_shape) {
                     (None, None) => true,
-                    (Some(a), Some(b)) => ShapeEqual::new().shapes_at(a, b, level.saturating_add(1)),
+                    (Some(a), Some(b)) => ShapeEqual::new().shapes_at(a, b, depth.enter()),
                     _ => false,
                 })
             && (self.ignore_legacy_padding
@@ -205,7 +205,7 @@ fn is_sparse(layout: &LayoutProto) -> bool {
 /// this functor ignores, because XLA compares them with `operator==`.
 ///
 /// [`ShapeEqual::equal_protos`] compares raw protos (malformed ones compare without panicking;
-/// nesting deeper than [`MAX_DEPTH`] levels compares unequal).
+/// nesting deeper than [`MAX_DEPTH`](crate::MAX_DEPTH) levels compares unequal).
 ///
 /// ```
 /// use xla_shape::{make, util::ShapeEqual, PrimitiveType};
@@ -334,35 +334,32 @@ impl ShapeEqual {
 
     /// Whether two validated shapes are equal under these options.
     pub fn equal(&self, lhs: Shape<'_>, rhs: Shape<'_>) -> bool {
-        self.shapes_at(lhs.proto(), rhs.proto(), 1)
+        self.shapes_at(lhs.proto(), rhs.proto(), Depth::ROOT)
     }
 
     /// Whether two raw shapes are equal under these options (no validation needed; malformed
     /// protos compare without panicking).
     pub fn equal_protos(&self, lhs: &ShapeProto, rhs: &ShapeProto) -> bool {
-        self.shapes_at(lhs, rhs, 1)
+        self.shapes_at(lhs, rhs, Depth::ROOT)
     }
 
-    fn shapes_at(&self, l: &ShapeProto, r: &ShapeProto, level: usize) -> bool {
+    fn shapes_at(&self, l: &ShapeProto, r: &ShapeProto, depth: Depth) -> bool {
         const TUPLE: i32 = PrimitiveType::TUPLE.as_i32();
         const BUFFER: i32 = PrimitiveType::BUFFER.as_i32();
-        if level > MAX_DEPTH {
+        if depth.exceeded() {
             return false;
         }
         if l.element_type == TUPLE {
             return r.element_type == TUPLE
                 && l.tuple_shapes.len() == r.tuple_shapes.len()
-                && l.tuple_shapes
-                    .iter()
-                    .zip(&r.tuple_shapes)
-                    .all(|(a, b)| self.shapes_at(a, b, level.saturating_add(1)));
+                && l.tuple_shapes.iter().zip(&r.tuple_shapes).all(|(a, b)| self.shapes_at(a, b, depth.enter()));
         }
         if l.element_type == BUFFER || r.element_type == BUFFER {
             if !self.ignore_buffer && l.element_type != r.element_type {
                 return false;
             }
             return match (buffer_array(l), buffer_array(r)) {
-                (Some(a), Some(b)) => Self::new().shapes_at(a, b, level.saturating_add(1)),
+                (Some(a), Some(b)) => Self::new().shapes_at(a, b, depth.enter()),
                 _ => false,
             };
         }
@@ -372,10 +369,10 @@ impl ShapeEqual {
         if !is_array(r.element_type) {
             return false;
         }
-        self.arrays_equal(l, r, level)
+        self.arrays_equal(l, r, depth)
     }
 
-    fn arrays_equal(&self, l: &ShapeProto, r: &ShapeProto, level: usize) -> bool {
+    fn arrays_equal(&self, l: &ShapeProto, r: &ShapeProto, depth: Depth) -> bool {
         let same_type = self.ignore_element_type
             || l.element_type == r.element_type
             || (self.ignore_fp_precision && is_floating(l.element_type) && is_floating(r.element_type));
@@ -389,7 +386,7 @@ impl ShapeEqual {
         let same_layout = self.ignore_layout
             || match (&l.layout, &r.layout) {
                 (None, None) => true,
-                (Some(a), Some(b)) => self.layout.layouts_at(a, b, level),
+                (Some(a), Some(b)) => self.layout.layouts_at(a, b, depth),
                 _ => false,
             };
         let flag = |s: &ShapeProto, i: usize| s.is_dynamic_dimension.get(i).copied().unwrap_or(false);

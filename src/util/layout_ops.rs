@@ -3,14 +3,15 @@
 //! spaces, the untiled check, and copying or comparing the layouts of two shapes.
 
 use super::equality::LayoutEqual;
-use super::{End, all_leaves, any_leaf, finish, map_arrays, to_i64, to_usize, too_deep, wrap};
-use crate::MAX_DEPTH;
+use super::{End, all_leaves, any_leaf, finish, map_arrays, to_i64, to_usize, wrap};
+use crate::depth::Depth;
+use crate::error::{ArgumentProblem, CopyMismatch, Quantity, ShapeCategory};
 use crate::error::{Error, FieldPath, LayoutProblem, Result};
 use crate::layout::{Layout, LayoutBuf, MinorToMajor, Tile};
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ShapeProto};
 use crate::shape::{ArrayShape, Dim, Shape, ShapeBuf, ShapeKind};
-use crate::validate::{kind_name, validate_layout_for_shape};
+use crate::validate::validate_layout_for_shape;
 
 /// `LayoutUtil::Minor`: the logical dimension at minor position `position` (0 = most minor).
 ///
@@ -291,7 +292,7 @@ pub fn memory_space(shape: Shape<'_>) -> i64 {
 #[allow(clippy::arithmetic_side_effects)]
 pub fn is_untiled_layout<'a>(tiles: impl IntoIterator<Item = Tile<'a>>, physical_dimensions: &[i64]) -> Result<bool> {
     if let Some(&d) = physical_dimensions.iter().find(|&&d| d < 0) {
-        return Err(Error::InvalidArgument(format!("is_untiled_layout needs static dimensions, found {d}")));
+        return Err(Error::invalid_argument(ArgumentProblem::NotStatic { size: d }));
     }
     let mut shape = physical_dimensions.to_vec();
     for tile in tiles {
@@ -327,14 +328,11 @@ fn combine(sizes: &mut Vec<i64>, tile: &mut Vec<i64>) -> Result<()> {
             continue;
         }
         if k + 1 == tile.len() {
-            return Err(Error::InvalidLayout {
-                path: FieldPath::root().field("tiles"),
-                problem: LayoutProblem::TrailingCombine,
-            });
+            return Err(Error::invalid_layout(FieldPath::root().field("tiles"), LayoutProblem::TrailingCombine));
         }
         sizes[k + 1] = sizes[k]
             .checked_mul(sizes[k + 1])
-            .ok_or(Error::Overflow { path: FieldPath::root().field("tiles"), what: "combined dimension" })?;
+            .ok_or(Error::Overflow { path: FieldPath::root().field("tiles"), what: Quantity::CombinedDimension })?;
         sizes.remove(k);
         tile.remove(k);
     }
@@ -382,28 +380,25 @@ fn array_with_layout(array: ArrayShape<'_>, layout: Layout<'_>) -> Result<ShapeP
 /// land on a token or opaque shape; then the layout errors of validation.
 #[doc(alias = "CopyLayoutBetweenShapes")]
 pub fn copy_layout_between_shapes(src: Shape<'_>, dst: Shape<'_>) -> Result<ShapeBuf> {
-    finish(copy_at(src, dst, 1)?)
+    finish(copy_at(src, dst, Depth::ROOT)?)
 }
 
-fn cannot_copy(why: &str) -> Error {
-    Error::InvalidArgument(format!("cannot copy layout from shape: {why}"))
+fn cannot_copy(mismatch: CopyMismatch) -> Error {
+    Error::invalid_argument(ArgumentProblem::CannotCopyLayout { mismatch })
 }
 
-fn copy_at(src: Shape<'_>, dst: Shape<'_>, level: usize) -> Result<ShapeProto> {
-    if level > MAX_DEPTH {
-        return Err(too_deep());
-    }
+fn copy_at(src: Shape<'_>, dst: Shape<'_>, depth: Depth) -> Result<ShapeProto> {
+    depth.check(FieldPath::root)?;
     match (src.as_tuple(), dst.as_tuple()) {
         (Some(s), Some(d)) => {
             if s.len() != d.len() {
-                return Err(cannot_copy("tuple element count differs"));
+                return Err(cannot_copy(CopyMismatch::TupleElementCount));
             }
-            let elements =
-                s.iter().zip(d.iter()).map(|(s, d)| copy_at(s, d, level.saturating_add(1))).collect::<Result<_>>()?;
+            let elements = s.iter().zip(d.iter()).map(|(s, d)| copy_at(s, d, depth.enter())).collect::<Result<_>>()?;
             Ok(wrap(PrimitiveType::TUPLE, elements))
         }
         (None, None) => copy_leaf(src, dst),
-        _ => Err(cannot_copy("shape structure differs")),
+        _ => Err(cannot_copy(CopyMismatch::Structure)),
     }
 }
 
@@ -412,7 +407,7 @@ fn copy_leaf(src: Shape<'_>, dst: Shape<'_>) -> Result<ShapeProto> {
     let copied = |array: ArrayShape<'_>| match source.and_then(|s| s.layout().map(|l| (s, l))) {
         Some((s, layout)) => {
             if s.rank() != array.rank() {
-                return Err(cannot_copy("ranks differ"));
+                return Err(cannot_copy(CopyMismatch::Rank));
             }
             array_with_layout(array, layout)
         }
@@ -421,9 +416,10 @@ fn copy_leaf(src: Shape<'_>, dst: Shape<'_>) -> Result<ShapeProto> {
     match dst.kind() {
         ShapeKind::Array(array) => copied(array),
         ShapeKind::Buffer(array) => Ok(wrap(PrimitiveType::BUFFER, vec![copied(array)?])),
-        _ if source.and_then(|s| s.layout()).is_some() => {
-            Err(Error::NotAnArray { operation: "copy_layout_between_shapes", kind: kind_name(dst.element_type()) })
-        }
+        _ if source.and_then(|s| s.layout()).is_some() => Err(Error::NotAnArray {
+            operation: "copy_layout_between_shapes",
+            kind: ShapeCategory::of(dst.element_type()),
+        }),
         _ => Ok(dst.proto().clone()),
     }
 }
@@ -440,16 +436,16 @@ fn copy_leaf(src: Shape<'_>, dst: Shape<'_>) -> Result<ShapeProto> {
 /// ```
 #[doc(alias = "LayoutsInShapesEqual")]
 pub fn layouts_in_shapes_equal(lhs: Shape<'_>, rhs: Shape<'_>) -> bool {
-    layouts_equal_at(lhs, rhs, 1)
+    layouts_equal_at(lhs, rhs, Depth::ROOT)
 }
 
-fn layouts_equal_at(lhs: Shape<'_>, rhs: Shape<'_>, level: usize) -> bool {
-    if level > MAX_DEPTH {
+fn layouts_equal_at(lhs: Shape<'_>, rhs: Shape<'_>, depth: Depth) -> bool {
+    if depth.exceeded() {
         return false;
     }
     if let Some(l) = lhs.as_tuple() {
         return rhs.as_tuple().is_some_and(|r| {
-            l.len() == r.len() && l.iter().zip(r.iter()).all(|(l, r)| layouts_equal_at(l, r, level.saturating_add(1)))
+            l.len() == r.len() && l.iter().zip(r.iter()).all(|(l, r)| layouts_equal_at(l, r, depth.enter()))
         });
     }
     let Some(l) = lhs.array_or_buffer() else { return true };

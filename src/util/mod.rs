@@ -17,12 +17,12 @@
 //! * A function that builds a shape returns `Result<ShapeBuf>`: the result is put into XLA's form
 //!   ([`crate::codec::to_xla_form`]: `is_dynamic_dimension` for every dimension, tail padding
 //!   alignment 1 instead of 0, …) and validated (optional-layout mode) before it is handed out. Where XLA would crash, these return
-//!   an [`Error`].
+//!   an [`Error`](crate::Error).
 //! * **Legacy padding (crate rule):** an operation that permutes, inserts or deletes logical
 //!   dimensions applies the same change to a non-empty legacy `padded_dimensions` (an inserted
 //!   dimension is padded to its own bound), so the result still validates. Every other layout
 //!   field follows XLA.
-//! * Recursion over tuples stops at [`MAX_DEPTH`] levels.
+//! * Recursion over tuples stops at [`MAX_DEPTH`](crate::MAX_DEPTH) levels.
 //!
 //! ```
 //! use xla_shape::{make, util, Dim, PrimitiveType};
@@ -44,8 +44,8 @@ pub use dimensions::*;
 pub use equality::*;
 pub use layout_ops::*;
 
-use crate::MAX_DEPTH;
-use crate::error::{Error, FieldPath, Result};
+use crate::depth::Depth;
+use crate::error::{FieldPath, Result};
 use crate::primitive::PrimitiveType;
 use crate::proto::ShapeProto;
 use crate::shape::{ArrayShape, Shape, ShapeBuf, ShapeKind};
@@ -57,30 +57,23 @@ fn finish(mut proto: ShapeProto) -> Result<ShapeBuf> {
     ShapeBuf::try_from_proto_optional_layout(proto)
 }
 
-fn too_deep() -> Error {
-    Error::TooDeep { path: FieldPath::root(), limit: MAX_DEPTH }
-}
-
 /// Rebuilds `shape` with every array (the array of a buffer included) replaced by `f(array)`.
 /// Tuples are rebuilt element by element; tokens and opaque shapes are copied.
 fn map_arrays(shape: Shape<'_>, f: &mut dyn FnMut(ArrayShape<'_>) -> Result<ShapeProto>) -> Result<ShapeProto> {
-    map_arrays_at(shape, f, 1)
+    map_arrays_at(shape, f, Depth::ROOT)
 }
 
 fn map_arrays_at(
     shape: Shape<'_>,
     f: &mut dyn FnMut(ArrayShape<'_>) -> Result<ShapeProto>,
-    level: usize,
+    depth: Depth,
 ) -> Result<ShapeProto> {
-    if level > MAX_DEPTH {
-        return Err(too_deep());
-    }
+    depth.check(FieldPath::root)?;
     match shape.kind() {
         ShapeKind::Array(array) => f(array),
         ShapeKind::Buffer(array) => Ok(wrap(PrimitiveType::BUFFER, vec![f(array)?])),
         ShapeKind::Tuple(tuple) => {
-            let elements =
-                tuple.iter().map(|e| map_arrays_at(e, f, level.saturating_add(1))).collect::<Result<Vec<_>>>()?;
+            let elements = tuple.iter().map(|e| map_arrays_at(e, f, depth.enter())).collect::<Result<Vec<_>>>()?;
             Ok(wrap(PrimitiveType::TUPLE, elements))
         }
         ShapeKind::Token | ShapeKind::Opaque => Ok(shape.proto().clone()),
@@ -93,27 +86,27 @@ fn wrap(element_type: PrimitiveType, tuple_shapes: Vec<ShapeProto>) -> ShapeProt
 
 /// Whether `leaf` holds for every non-tuple subshape (true for the empty tuple).
 fn all_leaves(shape: Shape<'_>, leaf: &dyn Fn(Shape<'_>) -> bool) -> bool {
-    fold_leaves(shape, leaf, true, 1)
+    fold_leaves(shape, leaf, true, Depth::ROOT)
 }
 
 /// Whether `leaf` holds for some non-tuple subshape (false for the empty tuple).
 fn any_leaf(shape: Shape<'_>, leaf: &dyn Fn(Shape<'_>) -> bool) -> bool {
-    fold_leaves(shape, leaf, false, 1)
+    fold_leaves(shape, leaf, false, Depth::ROOT)
 }
 
 /// `all = true`: every leaf; `all = false`: some leaf. Validated shapes never reach the depth
 /// limit; if one did, the answer would be `!all` (no claim about what was not inspected).
-fn fold_leaves(shape: Shape<'_>, leaf: &dyn Fn(Shape<'_>) -> bool, all: bool, level: usize) -> bool {
-    if level > MAX_DEPTH {
+fn fold_leaves(shape: Shape<'_>, leaf: &dyn Fn(Shape<'_>) -> bool, all: bool, depth: Depth) -> bool {
+    if depth.exceeded() {
         return !all;
     }
     match shape.as_tuple() {
         Some(tuple) => {
             let mut elements = tuple.iter();
             if all {
-                elements.all(|e| fold_leaves(e, leaf, all, level.saturating_add(1)))
+                elements.all(|e| fold_leaves(e, leaf, all, depth.enter()))
             } else {
-                elements.any(|e| fold_leaves(e, leaf, all, level.saturating_add(1)))
+                elements.any(|e| fold_leaves(e, leaf, all, depth.enter()))
             }
         }
         None => leaf(shape),

@@ -29,3 +29,14 @@ pub fn length_delimited_field_1(inner: &[u8]) -> Vec<u8> {
     out.extend_from_slice(inner);
     out
 }
+
+/// Runs `xla_shape::cli::run` in process with `args` after the program name: exit status, stdout,
+/// stderr.
+#[cfg(feature = "cli")]
+pub fn run_cli(args: &[&str], stdin: &[u8]) -> (u8, String, String) {
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let mut command_line = vec!["xla-shape"];
+    command_line.extend_from_slice(args);
+    let status = xla_shape::cli::run(command_line, &mut &stdin[..], &mut stdout, &mut stderr);
+    (status, String::from_utf8(stdout).unwrap(), String::from_utf8(stderr).unwrap())
+}

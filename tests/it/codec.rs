@@ -456,7 +456,7 @@ fn decode_error(bytes: &[u8]) -> String {
     assert_eq!(strict, lenient);
     assert!(ShapeProto::decode(bytes).is_err(), "prost rejects it too");
     match strict {
-        Error::Decode { message: "ShapeProto", reason } => reason,
+        Error::Decode(e) if e.message == "ShapeProto" => e.reason,
         other => panic!("expected a decode error, got {other:?}"),
     }
 }

@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 
 use proptest::prelude::*;
 use xla_shape::bitcast::{is_reshape_or_transpose_bitcast, reshape_is_bitcast, transpose_is_bitcast};
+use xla_shape::error::ArgumentProblem;
 use xla_shape::index::{
     Indices, bump_indices, compare_indices, dimension_stride, for_each_index, index_in_bounds,
     linear_index_to_multidimensional_index as to_multi, multidimensional_index_to_linear_index as to_linear,
@@ -193,7 +194,7 @@ fn group_61_for_each_index_counts() {
     let mut calls = 0;
     let result = try_for_each_index(a(&s), &[0, 0, 0], &[6, 11, 17], &[1, 1, 1], |_| {
         calls += 1;
-        if calls == 5 { Err(Error::InvalidArgument("visitor failed".into())) } else { Ok(true) }
+        if calls == 5 { Err(Error::invalid_argument(ArgumentProblem::BufferOfNonArray)) } else { Ok(true) }
     });
     assert!(matches!(result, Err(Error::InvalidArgument(_))));
     assert_eq!(calls, 5);

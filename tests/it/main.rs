@@ -7,11 +7,22 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod architecture;
 #[cfg(feature = "cli")]
 mod cli;
 #[cfg(feature = "cli")]
+mod cli_draw;
+#[cfg(feature = "cli")]
+mod cli_flags;
+#[cfg(feature = "cli")]
+mod cli_hlo;
+#[cfg(feature = "cli")]
+mod cli_lost;
+#[cfg(feature = "cli")]
 mod cli_values;
 mod codec;
+#[cfg(feature = "draw")]
+mod draw;
 mod equality;
 mod fuzz_corpus;
 mod hlo;
@@ -26,6 +37,7 @@ mod serde;
 mod size;
 mod strategy_smoke;
 mod text;
+mod text_lost;
 mod tiling;
 mod util;
 mod validation;

@@ -47,7 +47,10 @@ fn check_layout(layout: &LayoutBuf, text: &str, bytes: &str) {
 #[track_caller]
 fn invalid_argument(err: &Error, phrase: &str) {
     match err {
-        Error::InvalidArgument(message) => assert!(message.contains(phrase), "{message:?} lacks {phrase:?}"),
+        Error::InvalidArgument(problem) => {
+            let message = problem.to_string();
+            assert!(message.contains(phrase), "{message:?} lacks {phrase:?}");
+        }
         other => panic!("expected InvalidArgument, got {other:?}"),
     }
 }
@@ -57,7 +60,7 @@ fn layout_problem(err: &Error, path: &str) -> LayoutProblem {
     match err {
         Error::InvalidLayout { path: p, problem } => {
             assert_eq!(p.as_str(), path);
-            problem.clone()
+            (**problem).clone()
         }
         other => panic!("expected InvalidLayout, got {other:?}"),
     }

@@ -2,6 +2,7 @@
 //! X9, B1, B2, the seeds).
 
 use proptest::prelude::*;
+use xla_shape::error::SparseField;
 use xla_shape::make::{self, LayoutSpec};
 use xla_shape::prost::Message;
 use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto, SplitConfigProto, TileProto};
@@ -321,22 +322,27 @@ fn xla_messages() {
 #[test]
 fn parse_errors_say_where_and_what() {
     let err = parse_shape("f32[2,3]{1,0:E(4)T(2)}").unwrap_err();
-    let Error::Parse { position, expected, found, input } = &err else { panic!("{err:?}") };
+    let Error::Parse(e) = &err else { panic!("{err:?}") };
+    let (position, expected, found, input) = (&e.position, &e.expected, &e.found, &e.input);
     assert_eq!(*position, 17);
     assert!(expected.starts_with("`}` to end the layout"), "{expected}");
     assert_eq!(found, "`T`");
     assert_eq!(input, "f32[2,3]{1,0:E(4)T(2)}");
-    let Error::Parse { position, found, .. } = parse_shape("f32[2,1.5]").unwrap_err() else { panic!() };
+    let e = parse_error(parse_shape("f32[2,1.5]"));
+    let (position, found) = (e.position, e.found);
     assert_eq!((position, found.as_str()), (6, "a number that is not an integer `1.5`"));
-    let Error::Parse { position, found, .. } = parse_shape("f32[2").unwrap_err() else { panic!() };
+    let e = parse_error(parse_shape("f32[2"));
+    let (position, found) = (e.position, e.found);
     assert_eq!((position, found.as_str()), (5, "end of input"));
-    let Error::Parse { position, found, .. } = parse_shape("f32[-1, 2]").unwrap_err() else { panic!() };
+    let e = parse_error(parse_shape("f32[-1, 2]"));
+    let (position, found) = (e.position, e.found);
     assert_eq!((position, found.as_str()), (4, "`-1`"));
-    let Error::Parse { position, found, .. } = parse_shape("f32[99999999999999999999]").unwrap_err() else { panic!() };
+    let e = parse_error(parse_shape("f32[99999999999999999999]"));
+    let (position, found) = (e.position, e.found);
     assert_eq!((position, found.as_str()), (4, "an integer that does not fit in 64 bits `99999999999999999999`"));
-    let Error::Parse { position, .. } = parse_shape("(f32[], f32[] /* never closed").unwrap_err() else { panic!() };
+    let position = parse_error(parse_shape("(f32[], f32[] /* never closed")).position;
     assert_eq!(position, 14);
-    let Error::Parse { found, .. } = parse_shape("(f32[], f32[]").unwrap_err() else { panic!() };
+    let found = parse_error(parse_shape("(f32[], f32[]")).found;
     assert_eq!(found, "end of input");
 }
 
@@ -395,7 +401,7 @@ fn section_7_crash_paths_are_errors() {
     for s in ["{1,0:L(0)}", "{1,0:T(-2,128)}"] {
         is_parse_error(parse_layout_raw(s));
     }
-    let Error::Parse { found, .. } = parse_shape_raw("token[1]").unwrap_err() else { panic!() };
+    let found = parse_error(parse_shape_raw("token[1]")).found;
     assert!(found.contains("1 dimension"), "{found}");
 }
 
@@ -447,7 +453,7 @@ fn section_7_accepted_variants() {
 #[test]
 fn section_7_physical_shape_in_a_shape() {
     let raw = fails_both_modes("f32[10,20]{1,0:P(s32[10,20]{1,0})}");
-    assert!(matches!(raw, Error::SparseUnsupported { field: "physical_shape", .. }), "{raw:?}");
+    assert!(matches!(raw, Error::SparseUnsupported { field: SparseField::PhysicalShape, .. }), "{raw:?}");
     // Tuples inside a physical shape are validated (XLA parses it with ParseShape).
     let err = parse_layout_raw("{0:P((f32[2]{5}))}").unwrap_err();
     assert_eq!(err.path().unwrap().as_str(), "physical_shape.tuple_shapes[0].layout.minor_to_major[0]");
@@ -543,7 +549,8 @@ fn ten_megabyte_inputs() {
     assert_eq!(parse_shape(&tuple).unwrap().view().as_tuple().unwrap().len(), 100_001);
     // An error at the very end is found, and quoted around its position only.
     let late = format!("{dims}x");
-    let Err(Error::Parse { position, input, .. }) = parse_shape(&late) else { panic!() };
+    let Err(Error::Parse(e)) = parse_shape(&late) else { panic!() };
+    let (position, input) = (e.position, e.input);
     assert_eq!(position, late.len() - 1);
     assert!(input.len() < 120 && input.ends_with("1,1]x"), "{input}");
 }
@@ -796,15 +803,28 @@ fn printable() -> ShapeConfig {
 }
 
 /// Adds the attributes the strategy does not generate (split configs, a positive `M`) to every
-/// array layout in the tree. Split dimensions are taken modulo the rank, since real XLA rejects
-/// out-of-bounds ones.
+/// array layout in the tree. Split dimensions are taken modulo the rank and split indices kept
+/// strictly increasing, positive and inside their physical dimension, since real XLA rejects
+/// the others (`docs/conformance.md`).
 fn decorate(shape: &mut ShapeProto, splits: &[SplitConfigProto], prefix: i64) {
     let rank = i64::try_from(shape.dimensions.len()).unwrap();
     if let Some(layout) = shape.layout.as_mut() {
         layout.split_configs = if rank == 0 {
             Vec::new()
         } else {
-            splits.iter().map(|s| SplitConfigProto { dimension: s.dimension % rank, ..s.clone() }).collect()
+            splits
+                .iter()
+                .map(|s| {
+                    let dimension = s.dimension % rank;
+                    let logical = layout.minor_to_major[usize::try_from(rank - 1 - dimension).unwrap()];
+                    let size = shape.dimensions[usize::try_from(logical).unwrap()];
+                    let mut split_indices: Vec<i64> =
+                        s.split_indices.iter().copied().filter(|&i| i > 0 && i < size).collect();
+                    split_indices.sort_unstable();
+                    split_indices.dedup();
+                    SplitConfigProto { dimension, split_indices }
+                })
+                .collect()
         };
         layout.dynamic_shape_metadata_prefix_bytes = prefix;
     }
@@ -942,5 +962,13 @@ fn real_xla_leniencies_in_raw_mode() {
     // `**` and `* *` are one combine dimension.
     for text in ["f32[2,3]{1,0:T(**)}", "f32[2,3]{1,0:T(* *)}"] {
         assert_eq!(parse_shape_raw(text).unwrap().to_string(), "f32[2,3]{1,0:T(*)}", "{text}");
+    }
+}
+
+#[track_caller]
+fn parse_error<T: std::fmt::Debug>(result: Result<T, Error>) -> xla_shape::error::ParseError {
+    match result {
+        Err(Error::Parse(e)) => *e,
+        other => panic!("expected a parse error, got {other:?}"),
     }
 }

@@ -2,7 +2,7 @@
 //! deliberate divergences DV-1…DV-10 (`validation.md` §3). Every test checks the error class, the
 //! field path, the offending values and XLA's key phrase in the message.
 
-use xla_shape::error::{LayoutProblem, StructureProblem};
+use xla_shape::error::{LayoutProblem, ShapeCategory, SparseField, StructureProblem};
 use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto, SplitConfigProto, TileProto};
 use xla_shape::validate::{
     LayoutMode, validate_layout, validate_layout_for_shape, validate_program_shape, validate_shape,
@@ -111,12 +111,21 @@ fn structure_problem(err: &Error) -> &StructureProblem {
     }
 }
 
+fn sparse_list(name: &str) -> SparseField {
+    match name {
+        "dim_level_types" => SparseField::DimLevelTypes,
+        "dim_unique" => SparseField::DimUnique,
+        "dim_ordered" => SparseField::DimOrdered,
+        other => panic!("not a sparse list: {other}"),
+    }
+}
+
 #[track_caller]
 fn sparse_field(err: &Error) -> (&'static str, i64) {
     match err {
         Error::SparseUnsupported { field, value, .. } => {
             check(err, path(err), &["sparse layouts are not supported", "not a sparse array"]);
-            (*field, *value)
+            (field.name(), *value)
         }
         other => panic!("expected SparseUnsupported, got {other:?}"),
     }
@@ -217,7 +226,7 @@ fn group_43_layout_for_shape() {
 fn group_44_sparse_era_checks() {
     // vectors.md 44: three dim_level_types for two dimensions (V-10a, DV-5)
     let e = err_both(&f32_with_levels(&[0, 1], &[0, 0, 0]));
-    assert_eq!(layout_problem(&e), &LayoutProblem::ListLength { field: "dim_level_types", len: 3, rank: 2 });
+    assert_eq!(layout_problem(&e), &LayoutProblem::ListLength { field: SparseField::DimLevelTypes, len: 3, rank: 2 });
     check(
         &e,
         "layout.dim_level_types",
@@ -516,7 +525,7 @@ fn x1_tuple_with_dimensions_or_layout() {
     // DV-1
     let s = ShapeProto { dimensions: vec![2], ..tuple(vec![]) };
     let e = err_both(&s);
-    assert_eq!(structure_problem(&e), &StructureProblem::CannotHaveDimensions { kind: "tuple" });
+    assert_eq!(structure_problem(&e), &StructureProblem::CannotHaveDimensions { kind: ShapeCategory::Tuple });
     check(&e, "dimensions", &["cannot have dimensions"]);
     let s = ShapeProto { is_dynamic_dimension: vec![true], ..tuple(vec![]) };
     let e = err_both(&s);
@@ -524,19 +533,19 @@ fn x1_tuple_with_dimensions_or_layout() {
 
     let s = ShapeProto { layout: Some(Box::new(layout(&[]))), ..tuple(vec![]) };
     let e = err_both(&s);
-    assert_eq!(structure_problem(&e), &StructureProblem::CannotHaveLayout { kind: "tuple" });
+    assert_eq!(structure_problem(&e), &StructureProblem::CannotHaveLayout { kind: ShapeCategory::Tuple });
     check(&e, "layout", &["should not have a layout"]);
 }
 
 #[test]
 fn x1_token_and_opaque() {
     let e = err_both(&array(TOKEN, &[1]));
-    assert_eq!(structure_problem(&e), &StructureProblem::CannotHaveDimensions { kind: "token" });
+    assert_eq!(structure_problem(&e), &StructureProblem::CannotHaveDimensions { kind: ShapeCategory::Token });
     check(&e, "dimensions", &["cannot have dimensions"]);
 
     let s = with(array(OPAQUE, &[]), layout(&[]));
     let e = err_both(&s);
-    assert_eq!(structure_problem(&e), &StructureProblem::CannotHaveLayout { kind: "opaque" });
+    assert_eq!(structure_problem(&e), &StructureProblem::CannotHaveLayout { kind: ShapeCategory::Opaque });
     check(&e, "layout", &["should not have a layout"]);
 
     // DV-1: tuple_shapes on a token.
@@ -849,7 +858,7 @@ fn dv5_all_dense_lists_of_the_wrong_length() {
     for (field, edit) in cases {
         let e = err_both(&f32_2x3(edit));
         let len = if field == "dim_unique" { 3 } else { 1 };
-        assert_eq!(layout_problem(&e), &LayoutProblem::ListLength { field, len, rank: 2 });
+        assert_eq!(layout_problem(&e), &LayoutProblem::ListLength { field: sparse_list(field), len, rank: 2 });
         check(
             &e,
             &format!("layout.{field}"),
@@ -865,8 +874,9 @@ fn x2_unvalidated_fields() {
     ok_both(&s);
     assert_eq!(Shape::try_new(&s).unwrap().to_string(), "f32[2,3]{1,0:S(300)}");
     ok_both(&f32_2x3(|l| l.memory_space = MIN));
-    // V-19: split indices are not checked, nor the dynamic prefix.
-    ok_both(&f32_2x3(|l| l.split_configs = vec![SplitConfigProto { dimension: 1, split_indices: vec![-7, 99] }]));
+    // The dynamic prefix is not checked (V-19). The spec says split indices are not checked
+    // either, but real XLA checks them (split_configs_against_xla below).
+    ok_both(&f32_2x3(|l| l.split_configs = vec![SplitConfigProto { dimension: 1, split_indices: vec![1, 2] }]));
     // The spec says split dimensions are not checked either, but real XLA rejects an
     // out-of-bounds one (tests/fixtures/shape_protos.jsonl, "X2 f32[2,3] split_configs (5,{1})").
     for dimension in [5, 2, -1] {
@@ -874,10 +884,10 @@ fn x2_unvalidated_fields() {
         for err in [Shape::try_new(&s).unwrap_err(), Shape::try_new_optional_layout(&s).unwrap_err()] {
             assert_eq!(
                 err,
-                Error::InvalidLayout {
-                    path: "layout.split_configs[0].dimension".into(),
-                    problem: LayoutProblem::SplitConfigDimension { dimension },
-                }
+                Error::invalid_layout(
+                    "layout.split_configs[0].dimension".into(),
+                    LayoutProblem::SplitConfigDimension { dimension },
+                )
             );
             assert!(err.to_string().contains("split config has out-of-bounds physical dimension"));
         }
@@ -954,7 +964,7 @@ fn order_within_a_layout() {
         l.dim_level_types = vec![0, 1];
         l.dim_ordered = vec![true];
     }));
-    assert!(matches!(layout_problem(&e), LayoutProblem::ListLength { field: "dim_ordered", .. }));
+    assert!(matches!(layout_problem(&e), LayoutProblem::ListLength { field: SparseField::DimOrdered, .. }));
     // V-10b before V-10c, across the list.
     let e = err_both(&f32_2x3(|l| l.dim_level_types = vec![1, 7]));
     check(&e, "layout.dim_level_types[1]", &["invalid level encoding"]);
@@ -1136,4 +1146,55 @@ fn views_agree_with_modes() {
     assert!(Shape::try_new_optional_layout(&s).is_ok());
     assert!(Shape::try_new_with_mode(&s, LayoutMode::Optional).is_ok());
     assert!(Shape::try_new_with_mode(&s, LayoutMode::Strict).is_err());
+}
+
+/// Split configs as real XLA checks them from a proto (jaxlib 0.10.2, `HloModule::CreateFromProto`
+/// through a one-parameter module; `docs/conformance.md`, probed with jaxlib 0.10.2): the
+/// physical dimension `d` splits the logical dimension `minor_to_major[rank - 1 - d]`; indices must
+/// be strictly increasing and positive, and inside that dimension's stored size (so never inside
+/// an unbounded `?`).
+#[test]
+fn split_configs_against_xla() {
+    let with = |text: &str, dimension: i64, split_indices: &[i64]| {
+        let mut proto = xla_shape::text::parse_shape(text).unwrap().into_proto();
+        let layout = proto.layout.as_mut().unwrap();
+        layout.split_configs = vec![SplitConfigProto { dimension, split_indices: split_indices.to_vec() }];
+        proto
+    };
+    // Accepted by XLA.
+    for (text, dimension, indices) in [
+        ("f32[10]", 0, &[3, 5][..]),
+        ("f32[10]", 0, &[9]),
+        ("f32[10]", 0, &[]),
+        ("f32[<=10]", 0, &[9]),
+        ("f32[2,3]{1,0}", 1, &[2]),
+        ("f32[2,3]{0,1}", 0, &[2]),
+    ] {
+        ok_both(&with(text, dimension, indices));
+    }
+    // Rejected: XLA's message, then the crate's path and problem.
+    let order = |value| LayoutProblem::SplitIndexOrder { value };
+    let bounds = |value, size| LayoutProblem::SplitIndexOutOfBounds { value, size };
+    for (text, dimension, indices, at, problem, xla) in [
+        ("f32[10]", 0, &[5, 3][..], 1, order(3), "split indices must be strictly increasing and positive: {5, 3}"),
+        ("f32[10]", 0, &[0], 0, order(0), "split indices must be strictly increasing and positive: {0}"),
+        ("f32[10]", 0, &[-1], 0, order(-1), "split indices must be strictly increasing and positive: {-1}"),
+        ("f32[10]", 0, &[3, 3], 1, order(3), "split indices must be strictly increasing and positive: {3, 3}"),
+        ("f32[10]", 0, &[10], 0, bounds(10, 10), "split index is out of bounds: 10 (dim size 10)"),
+        ("f32[10]", 0, &[11], 0, bounds(11, 10), "split index is out of bounds: 11 (dim size 10)"),
+        ("f32[?]", 0, &[1], 0, bounds(1, i64::MIN), "split index is out of bounds: 1 (dim size -9223372036854775808)"),
+        ("f32[<=10]", 0, &[10], 0, bounds(10, 10), "split index is out of bounds: 10 (dim size 10)"),
+        ("f32[2,3]{1,0}", 0, &[2], 0, bounds(2, 2), "split index is out of bounds: 2 (dim size 2)"),
+        ("f32[2,3]{0,1}", 1, &[2], 0, bounds(2, 2), "split index is out of bounds: 2 (dim size 2)"),
+    ] {
+        let error = err_both(&with(text, dimension, indices));
+        let path = format!("layout.split_configs[0].split_indices[{at}]");
+        assert_eq!(
+            error,
+            Error::InvalidLayout { path: path.as_str().into(), problem: Box::new(problem) },
+            "{text} {indices:?}"
+        );
+        let key = xla.split(':').next().unwrap();
+        assert!(error.to_string().contains(key), "{error} vs XLA: {xla}");
+    }
 }

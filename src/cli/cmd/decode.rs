@@ -3,6 +3,7 @@
 
 use crate::codec::{self, WireReport};
 use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
+use crate::text::{Dropped, LostField};
 use crate::{Error, Layout, ProgramShape, Shape, text};
 use serde_json::{Value, json};
 
@@ -17,14 +18,18 @@ pub struct Outcome {
     /// XLA's string of the message, printed even when it is invalid (as XLA prints in errors).
     pub text: String,
     pub validation: Result<(), Error>,
-    /// Fields the string does not hold (legacy padding).
-    pub lost_in_text: Vec<String>,
+    /// Fields the string does not hold: each field's path, and which field it is.
+    pub lost_in_text: Vec<(String, Dropped)>,
     pub reencoded: Vec<u8>,
     pub report: WireReport,
 }
 
-fn lost(shape: Shape<'_>, prefix: &str) -> Vec<String> {
-    text::lost_in_text(shape).iter().map(|path| format!("{prefix}{}", path.as_str())).collect()
+fn lost(shape: Shape<'_>, prefix: &str) -> Vec<(String, Dropped)> {
+    paths(text::lost_in_text(shape), prefix)
+}
+
+fn paths(lost: Vec<LostField>, prefix: &str) -> Vec<(String, Dropped)> {
+    lost.into_iter().map(|l| (format!("{prefix}{}", l.path.as_str()), l.dropped)).collect()
 }
 
 /// Decodes leniently (every finding reported, nothing rejected for it) and validates.
@@ -48,12 +53,8 @@ pub fn decode_any(message: MessageType, bytes: &[u8], optional_layout: bool) -> 
         MessageType::Layout => {
             let decoded = codec::decode_lenient::<LayoutProto>(bytes)?;
             let layout = Layout::try_new(&decoded.message);
-            let lost_in_text = match &layout {
-                Ok(l) if l.padded_dimensions().is_some() || l.padding_value() != 0 => {
-                    vec!["padded_dimensions".to_owned(), "padding_value".to_owned()]
-                }
-                _ => Vec::new(),
-            };
+            let lost_in_text =
+                layout.as_ref().map_or_else(|_| Vec::new(), |l| paths(text::lost_in_layout_text(*l), ""));
             Ok(Outcome {
                 text: decoded.message.to_string(),
                 validation: layout.map(drop),
@@ -72,7 +73,7 @@ pub fn decode_any(message: MessageType, bytes: &[u8], optional_layout: bool) -> 
             let lost_in_text = program.as_ref().map_or_else(
                 |_| Vec::new(),
                 |p| {
-                    let mut all: Vec<String> =
+                    let mut all: Vec<(String, Dropped)> =
                         p.parameters().enumerate().flat_map(|(i, s)| lost(s, &format!("parameters[{i}]."))).collect();
                     all.extend(lost(p.result(), "result."));
                     all
@@ -122,10 +123,14 @@ pub fn report_json(report: &WireReport) -> (Value, Value) {
 pub fn warnings(outcome: &Outcome) -> Vec<String> {
     let mut warnings: Vec<String> = outcome.report.to_string().lines().map(str::to_owned).collect();
     if !outcome.lost_in_text.is_empty() {
-        warnings.push(format!(
-            "the XLA string does not hold {} (legacy padding is never printed)",
-            outcome.lost_in_text.join(", ")
-        ));
+        let fields: Vec<&str> = outcome.lost_in_text.iter().map(|(path, _)| path.as_str()).collect();
+        let mut reasons: Vec<&str> = Vec::new();
+        for (_, dropped) in &outcome.lost_in_text {
+            if !reasons.contains(&dropped.reason()) {
+                reasons.push(dropped.reason());
+            }
+        }
+        warnings.push(format!("the XLA string does not hold {} ({})", fields.join(", "), reasons.join("; ")));
     }
     warnings
 }
@@ -146,7 +151,7 @@ pub fn reply(message: MessageType, bytes: &[u8], optional_layout: bool) -> Reply
                 "non_canonical": non_canonical,
                 "omitted_unknown_fields": outcome.report.omitted_unknown_fields,
                 "omitted_non_canonical": outcome.report.omitted_non_canonical,
-                "lost_in_text": outcome.lost_in_text,
+                "lost_in_text": outcome.lost_in_text.iter().map(|(path, _)| path.as_str()).collect::<Vec<_>>(),
             });
             let warnings = warnings(&outcome);
             Reply { text: outcome.text, json, error, warnings }
@@ -170,10 +175,10 @@ pub fn reply(message: MessageType, bytes: &[u8], optional_layout: bool) -> Reply
 pub fn run(args: &BytesArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     let (message, optional_layout) = (args.message, args.optional_layout);
     if args.output.lines {
-        return output::each_line(io, args.output.json, |line| {
+        return output::each_line(io, args.output.json, input::LineKind::Hex, |line| {
             Ok(reply(message, &input::decode_hex(line.as_bytes())?, optional_layout))
         });
     }
-    let bytes = input::read_message(io.stdin, args.file.as_deref(), args.hex)?;
+    let bytes = super::read_bytes(args, io)?;
     output::emit(io, &reply(message, &bytes, optional_layout), args.output.json)
 }

@@ -36,7 +36,7 @@ fn reply(args: &EncodeArgs, input: &str) -> Result<Reply, Failure> {
 
 pub fn run(args: &EncodeArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     if args.output.lines {
-        return output::each_line(io, args.output.json, |line| reply(args, line));
+        return output::each_line(io, args.output.json, input::LineKind::Text, |line| reply(args, line));
     }
     let input = args.string.as_deref().unwrap_or_default();
     if args.hex || args.output.json {

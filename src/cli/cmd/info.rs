@@ -53,7 +53,9 @@ pub fn run(args: &ShapeOnlyArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
         if args.shape.is_some() || args.source.hex.is_some() || args.source.file.is_some() {
             return Err(Failure::Usage("with --lines, stdin gives one SHAPE string per line".into()));
         }
-        return output::each_line(io, args.output.json, |line| Ok(one_line(reply(input::shape_from_text(line)?))));
+        return output::each_line(io, args.output.json, input::LineKind::Text, |line| {
+            Ok(one_line(reply(input::shape_from_text(line)?)))
+        });
     }
     let loaded = cmd::load_shape(&args.source, args.shape.as_deref())?;
     output::emit(io, &reply(loaded), args.output.json)

@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use crate::padding::{self, Fill};
+use crate::draw::label::{MAX_LETTERS, element_label, fill_label};
+use crate::padding;
 use crate::physical::{PhysicalMap, Slot};
 use crate::proto::PaddingValue;
 use crate::{ArrayShape, Error};
@@ -12,15 +13,14 @@ use serde_json::{Value, json};
 
 use crate::cli::Io;
 use crate::cli::args::{Labels, MapArgs};
-use crate::cli::cmd::{self, offset::join};
+use crate::cli::cmd;
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, LoadedShape};
 use crate::cli::output::{self, Reply};
+use crate::draw::label::join;
 
 /// The largest buffer `map` draws, in slots.
 pub const MAX_MAP_SLOTS: u64 = 4096;
-/// Letters `a`…`z` name the elements of arrays this small.
-const MAX_LETTERS: i64 = 26;
 /// Memory cells per text row, unless a tile gives the row.
 const ROW: usize = 16;
 
@@ -33,34 +33,6 @@ fn row_length(array: ArrayShape<'_>) -> usize {
     match elements.and_then(|n| usize::try_from(n).ok()) {
         Some(n @ 2..=64) => n,
         _ => ROW,
-    }
-}
-
-/// How padding slots are shown: the legacy padding value where it defines one, else `pad`.
-fn fill_label(array: ArrayShape<'_>) -> String {
-    if !padding::is_padded(array) {
-        return "pad".to_owned();
-    }
-    match padding::padding_fill(array) {
-        Ok(Fill::Zero | Fill::ZeroBitPattern | Fill::Bool(false)) => "0".to_owned(),
-        Ok(Fill::One | Fill::Bool(true)) => "1".to_owned(),
-        Ok(Fill::Int(i)) => i.to_string(),
-        Ok(Fill::NegInfinity) => "-inf".to_owned(),
-        Ok(Fill::Infinity) => "inf".to_owned(),
-        Ok(Fill::MinFinite(v) | Fill::MaxFinite(v)) => v.to_string(),
-        _ => "pad".to_owned(),
-    }
-}
-
-/// The name of an element: its letter in logical row-major order, or `(i0,i1,…)`.
-fn element_label(index: &[i64], dims: &[i64], letters: bool) -> String {
-    if letters {
-        let linear = index.iter().zip(dims).fold(0i64, |acc, (&i, &d)| acc.saturating_mul(d).saturating_add(i));
-        // Below MAX_LETTERS, checked by the caller.
-        let offset = u8::try_from(linear).unwrap_or(0);
-        char::from(b'a'.saturating_add(offset)).to_string()
-    } else {
-        format!("({})", join(index))
     }
 }
 
@@ -133,10 +105,10 @@ fn grid(array: ArrayShape<'_>, map: &PhysicalMap, compact: bool) -> Result<Drawi
     let mut cells = Vec::new();
     let mut element_slots = Vec::new();
     let mut position = vec![0i64; rank];
-    let total = extents
-        .iter()
-        .try_fold(1i64, |n, &e| n.checked_mul(e))
-        .ok_or(Error::Overflow { path: crate::error::FieldPath::root(), what: "padded extents" })?;
+    let total = extents.iter().try_fold(1i64, |n, &e| n.checked_mul(e)).ok_or(Error::Overflow {
+        path: crate::error::FieldPath::root(),
+        what: crate::error::Quantity::PaddedExtents,
+    })?;
     for _ in 0..total.max(1) {
         if position.iter().zip(dims).all(|(&p, &d)| p < d) {
             let slot = map.slot(&position)?;
@@ -189,7 +161,9 @@ fn reply(loaded: LoadedShape, args: &MapArgs, compact: bool) -> Result<Reply, Fa
     let map = PhysicalMap::new(array)?;
     let slots = map.storage_slots();
     if slots > MAX_MAP_SLOTS {
-        return Err(Error::LimitExceeded { limit: "map slots", value: slots, max: MAX_MAP_SLOTS }.into());
+        return Err(
+            Error::LimitExceeded { limit: crate::error::Limit::MapSlots, value: slots, max: MAX_MAP_SLOTS }.into()
+        );
     }
     let elements = crate::size::elements_in(array)?;
     let letters = match args.labels {
@@ -245,7 +219,9 @@ pub fn run(args: &MapArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
         if source.shape.is_some() || source.source.hex.is_some() || source.source.file.is_some() {
             return Err(Failure::Usage("with --lines, stdin gives one SHAPE string per line".into()));
         }
-        return output::each_line(io, source.output.json, |line| reply(input::shape_from_text(line)?, args, true));
+        return output::each_line(io, source.output.json, input::LineKind::Text, |line| {
+            reply(input::shape_from_text(line)?, args, true)
+        });
     }
     let loaded = cmd::load_shape(&source.source, source.shape.as_deref())?;
     output::emit(io, &reply(loaded, args, false)?, source.output.json)

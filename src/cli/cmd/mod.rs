@@ -2,6 +2,7 @@
 //! calls and hands it to [`crate::cli::output::emit`] or [`crate::cli::output::each_line`].
 
 pub mod decode;
+pub mod draw;
 pub mod encode;
 pub mod hlo;
 pub mod info;
@@ -14,6 +15,17 @@ use crate::{ArrayShape, ShapeBuf};
 
 use crate::cli::fail::Failure;
 use crate::cli::input::{self, LoadedShape};
+
+/// The serialized message of `decode` and `validate`: `--hex HEX`, `--file FILE`, FILE or stdin
+/// (with the deprecation note of a bare `--hex` on stderr).
+pub fn read_bytes(args: &crate::cli::args::BytesArgs, io: &mut crate::cli::Io<'_>) -> Result<Vec<u8>, Failure> {
+    let file = args.file.as_deref().or(args.path.as_deref());
+    let (source, note) = input::message_source(args.hex.as_ref(), file);
+    if let Some(note) = note {
+        crate::cli::output::warn(io.stderr, "", &[note.to_owned()]);
+    }
+    input::read_message(io.stdin, source)
+}
 
 /// The array of a shape (a buffer's array too), for the commands that locate elements.
 pub fn array_of(shape: &ShapeBuf) -> Result<ArrayShape<'_>, Failure> {

@@ -35,9 +35,7 @@ fn parse_slot(text: &str) -> Result<Slot, Failure> {
         .map_err(|e| Failure::invalid(format!("invalid slot `{}`: {e}", output::shorten(text))))
 }
 
-pub fn join(index: &[i64]) -> String {
-    index.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
-}
+pub use crate::draw::label::join;
 
 /// The shape and, unless `--lines` reads them from stdin, the one index or slot.
 fn operands(args: &LocateArgs) -> Result<(LoadedShape, Option<&str>), Failure> {
@@ -67,7 +65,9 @@ fn drive(
     let (loaded, item) = operands(args)?;
     let map = PhysicalMap::new(cmd::array_of(&loaded.shape)?)?;
     match item {
-        None => output::each_line(io, args.output.json, |line| one(&loaded, &map, line)),
+        None => {
+            output::each_line(io, args.output.json, crate::cli::input::LineKind::Index, |line| one(&loaded, &map, line))
+        }
         Some(item) => {
             let mut warnings = loaded.warnings.clone();
             // The JSON output prints the shape as a string.

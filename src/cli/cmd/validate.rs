@@ -17,9 +17,11 @@ fn reply(args: &BytesArgs, bytes: &[u8]) -> Reply {
 
 pub fn run(args: &BytesArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     if args.output.lines {
-        return output::each_line(io, args.output.json, |line| Ok(reply(args, &input::decode_hex(line.as_bytes())?)));
+        return output::each_line(io, args.output.json, input::LineKind::Hex, |line| {
+            Ok(reply(args, &input::decode_hex(line.as_bytes())?))
+        });
     }
-    let bytes = input::read_message(io.stdin, args.file.as_deref(), args.hex)?;
+    let bytes = super::read_bytes(args, io)?;
     let reply = reply(args, &bytes);
     match (&reply.error, args.output.json) {
         // The error is the whole answer: on stderr, nothing on stdout.

@@ -16,11 +16,8 @@ use crate::{Shape, codec};
 use crate::cli::Io;
 use crate::cli::args::{ValuesArgs, ValuesType};
 use crate::cli::fail::{Failure, Status};
-use crate::cli::input::{self, MAX_HLO_INPUT_BYTES};
+use crate::cli::input;
 use crate::cli::output::{self, Reply};
-
-/// XLA elides constants of more than 10 elements (`HloPrintOptions::print_large_constants`).
-pub const DEFAULT_LIMIT: usize = 10;
 
 /// A literal's site as text, and as a file name stem for `--npy`.
 struct Site {
@@ -172,43 +169,33 @@ fn reply(args: &ValuesArgs, bytes: &[u8], io_dir: Option<&Path>) -> Result<Reply
         return Err(Failure::invalid("empty input: no bytes"));
     }
     let limit = if args.all { None } else { Some(args.limit) };
-    let bare;
-    let module;
-    let snapshot;
-    let (sited, findings): (Vec<SitedLiteral<'_>>, Vec<String>) = match args.message {
-        ValuesType::Literal => {
-            let decoded = codec::decode_lenient::<LiteralProto>(bytes)?;
-            bare = decoded.message;
-            let findings = decoded.report.to_string().lines().map(|l| format!("literal / {l}")).collect();
-            (vec![SitedLiteral { site: hlo::LiteralSite::Result, literal: &bare }], findings)
-        }
-        ValuesType::Snapshot => {
-            snapshot = hlo::decode_snapshot(bytes)?;
-            (hlo::snapshot_literals(&snapshot), wire_findings(bytes, HloMessage::Snapshot)?)
-        }
-        ValuesType::Module | ValuesType::Proto => {
-            let message = if args.message == ValuesType::Module { HloMessage::Module } else { HloMessage::Proto };
-            module = hlo::decode_module(bytes, message)?;
-            (hlo::constants(&module), wire_findings(bytes, message)?)
-        }
+    let sited: Vec<SitedLiteral<'_>> = match args.message {
+        ValuesType::Literal => vec![SitedLiteral { site: hlo::LiteralSite::Result, bytes }],
+        ValuesType::Snapshot => hlo::literals(bytes, HloMessage::Snapshot)?,
+        ValuesType::Module => hlo::literals(bytes, HloMessage::Module)?,
+        ValuesType::Proto => hlo::literals(bytes, HloMessage::Proto)?,
     };
     let mut lines = Vec::new();
     let mut entries = Vec::new();
     let mut invalid = Vec::new();
-    let mut warnings = findings;
+    let mut warnings = Vec::new();
     for sited in &sited {
         let Site { text: where_, stem } = if args.message == ValuesType::Literal {
             Site { text: "literal".to_owned(), stem: "literal".to_owned() }
         } else {
             site(sited)
         };
-        let shape = sited
-            .literal
+        // What prost would drop or normalize in the literal is named; the values still print.
+        let decoded = codec::decode_lenient::<LiteralProto>(sited.bytes)
+            .map_err(|e| Failure::invalid(format!("{where_}: {e}")))?;
+        warnings.extend(decoded.report.to_string().lines().map(|l| format!("{where_} / {l}")));
+        let proto = decoded.message;
+        let shape = proto
             .shape
             .as_ref()
             .and_then(|s| Shape::try_new_optional_layout(s).ok())
             .map_or_else(|| "?".to_owned(), |s| s.to_string());
-        match Literal::try_new(sited.literal) {
+        match Literal::try_new(&proto) {
             Ok(literal) => {
                 let printed = text(&literal, limit)?;
                 lines.push(format!("{where_}: {shape} {printed}"));
@@ -233,28 +220,19 @@ fn reply(args: &ValuesArgs, bytes: &[u8], io_dir: Option<&Path>) -> Result<Reply
     Ok(Reply { text: lines.join("\n"), json, error, warnings })
 }
 
-/// What prost dropped or normalized in the shapes and literals of the input, one line each.
-fn wire_findings(bytes: &[u8], message: HloMessage) -> Result<Vec<String>, Failure> {
-    let found = hlo::wire_reports(bytes, message)?;
-    Ok(found
-        .iter()
-        .flat_map(|f| f.report.to_string().lines().map(|l| format!("{} / {l}", f.site)).collect::<Vec<_>>())
-        .collect())
-}
-
 pub fn run(args: &ValuesArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     if let Some(dir) = &args.npy {
         fs::create_dir_all(dir).map_err(|e| Failure::invalid(format!("cannot create {}: {e}", dir.display())))?;
     }
     if args.output.lines {
         // One output line per file: its literals joined by "; ".
-        return output::each_line(io, args.output.json, |line| {
-            let bytes = input::read_file(Path::new(line), MAX_HLO_INPUT_BYTES)?;
+        return output::each_line(io, args.output.json, input::LineKind::Path, |line| {
+            let bytes = input::read_whole(None, Some(Path::new(line)))?;
             let mut reply = reply(args, &bytes, args.npy.as_deref())?;
             reply.text = format!("{line}: {}", reply.text.replace('\n', "; "));
             Ok(reply)
         });
     }
-    let bytes = input::read_input(io.stdin, args.file.as_deref(), MAX_HLO_INPUT_BYTES)?;
+    let bytes = input::read_whole(Some(&mut *io.stdin), args.file.as_deref())?;
     output::emit(io, &reply(args, &bytes, args.npy.as_deref())?, args.output.json)
 }

@@ -16,10 +16,13 @@
 //! implemented this; the crate goes beyond it. Validation guarantees `P[d] ≥ D[d]`, no tiles
 //! alongside padding, and no unbounded dimension.
 
+use crate::error::{ArgumentProblem, Extreme};
 use crate::error::{Error, Result};
 use crate::primitive::{Category, PrimitiveType};
 use crate::proto::PaddingValue;
 use crate::shape::ArrayShape;
+
+use super::extent::{extents, to_i64};
 
 /// Whether the layout pads some dimension beyond its size (legacy `LayoutUtil::IsPadded`).
 /// Padding equal to the dimensions is a no-op and does not count.
@@ -50,27 +53,7 @@ pub fn is_padded(shape: ArrayShape<'_>) -> bool {
 ///
 /// [`Error::UnboundedDimension`] for a `?` dimension.
 pub fn padded_extents(shape: ArrayShape<'_>) -> Result<Vec<i64>> {
-    Ok(extents(shape, "padded_extents")?.into_iter().map(crate::physical::to_i64).collect())
-}
-
-/// The stored extent of each logical dimension as `u64`; errors on `?`.
-pub(crate) fn extents(shape: ArrayShape<'_>, operation: &'static str) -> Result<Vec<u64>> {
-    let logical = bounds(shape, operation)?;
-    Ok(match shape.padded_dimensions() {
-        // Validated: one entry per dimension, each ≥ its (non-negative) dimension.
-        Some(padded) => padded.iter().map(|&p| u64::try_from(p).unwrap_or(0)).collect(),
-        None => logical,
-    })
-}
-
-/// The logical bound of each dimension as `u64`; errors on `?`.
-pub(crate) fn bounds(shape: ArrayShape<'_>, operation: &'static str) -> Result<Vec<u64>> {
-    shape
-        .dimensions()
-        .iter()
-        .enumerate()
-        .map(|(dimension, &d)| u64::try_from(d).map_err(|_| Error::UnboundedDimension { operation, dimension }))
-        .collect()
+    Ok(extents(shape, "padded_extents")?.into_iter().map(to_i64).collect())
 }
 
 /// What a padding slot holds (spec §3.3): the *intended* fill value of a legacy
@@ -166,14 +149,12 @@ pub fn padding_fill(shape: ArrayShape<'_>) -> Result<Fill> {
 #[allow(clippy::arithmetic_side_effects)]
 pub fn fill_for(padding_value: i32, element_type: PrimitiveType) -> Result<Fill> {
     let value = PaddingValue::try_from(padding_value)
-        .map_err(|_| Error::InvalidArgument(format!("padding_value {padding_value} has no known meaning")))?;
+        .map_err(|_| Error::invalid_argument(ArgumentProblem::UnknownPaddingValue { value: padding_value }))?;
     let Some(bits) = element_type.bit_width() else {
-        return Err(Error::InvalidArgument(format!("padding has no fill value for element type {element_type}")));
+        return Err(Error::invalid_argument(ArgumentProblem::NoFillValue { element_type }));
     };
     let category = element_type.category();
-    let undefined = |what: &str| {
-        Err(Error::InvalidArgument(format!("{what} padding is undefined for complex type {element_type}")))
-    };
+    let undefined = |extreme| Err(Error::invalid_argument(ArgumentProblem::ComplexExtreme { extreme, element_type }));
     Ok(match (value, category) {
         (PaddingValue::InvalidPad, _) => Fill::Unspecified,
         (PaddingValue::UnknownPad, _) => Fill::Anything,
@@ -185,8 +166,8 @@ pub fn fill_for(padding_value: i32, element_type: PrimitiveType) -> Result<Fill>
         (PaddingValue::ZeroPad, _) if element_type == PrimitiveType::F8E8M0FNU => Fill::ZeroBitPattern,
         (PaddingValue::ZeroPad, _) => Fill::Zero,
         (PaddingValue::OnePad, _) => Fill::One,
-        (PaddingValue::LowestPad, Category::Complex) => return undefined("lowest"),
-        (PaddingValue::HighestPad, Category::Complex) => return undefined("highest"),
+        (PaddingValue::LowestPad, Category::Complex) => return undefined(Extreme::Lowest),
+        (PaddingValue::HighestPad, Category::Complex) => return undefined(Extreme::Highest),
         (PaddingValue::LowestPad, Category::SignedInteger) => Fill::Int(-(1i128 << (bits - 1))),
         (PaddingValue::HighestPad, Category::SignedInteger) => Fill::Int((1i128 << (bits - 1)) - 1),
         (PaddingValue::HighestPad, Category::UnsignedInteger) => Fill::Int((1i128 << bits) - 1),
@@ -194,11 +175,21 @@ pub fn fill_for(padding_value: i32, element_type: PrimitiveType) -> Result<Fill>
         (PaddingValue::HighestPad, Category::FloatWithInfinity) => Fill::Infinity,
         (PaddingValue::LowestPad, _) => match finite_extremes(element_type) {
             Some((lowest, _)) => Fill::MinFinite(lowest),
-            None => return Err(Error::InvalidArgument(format!("no lowest value is known for {element_type}"))),
+            None => {
+                return Err(Error::invalid_argument(ArgumentProblem::UnknownExtreme {
+                    extreme: Extreme::Lowest,
+                    element_type,
+                }));
+            }
         },
         (PaddingValue::HighestPad, _) => match finite_extremes(element_type) {
             Some((_, highest)) => Fill::MaxFinite(highest),
-            None => return Err(Error::InvalidArgument(format!("no highest value is known for {element_type}"))),
+            None => {
+                return Err(Error::invalid_argument(ArgumentProblem::UnknownExtreme {
+                    extreme: Extreme::Highest,
+                    element_type,
+                }));
+            }
         },
     })
 }

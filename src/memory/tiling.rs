@@ -136,9 +136,9 @@ pub(crate) struct Plan {
     pub widest: usize,
 }
 
-fn overflow() -> Error {
-    Error::Overflow { path: FieldPath::root().field("layout").field("tiles"), what: "tiled shape" }
-}
+/// The one overflow of this file: an extent of the expanded shape beyond `u64`.
+const TILED_OVERFLOW: fn() -> Error =
+    || Error::overflow(FieldPath::root().field("layout").field("tiles"), crate::error::Quantity::TiledShape);
 
 impl Plan {
     /// Resolves `tiles` against the physical shape `physical` (most major first).
@@ -160,7 +160,7 @@ impl Plan {
             let (mut len, mut merged) = (0usize, 1u64);
             for (entry, &s) in tile.iter().zip(aligned.iter()) {
                 len += 1;
-                merged = merged.checked_mul(s).ok_or_else(overflow)?;
+                merged = merged.checked_mul(s).ok_or_else(TILED_OVERFLOW)?;
                 if let TileDim::Size(t) = entry {
                     groups.push(Group { len, tile: t, extent: merged });
                     (len, merged) = (0, 1);
@@ -169,7 +169,7 @@ impl Plan {
             if len > 0 {
                 return Err(Error::InvalidLayout {
                     path: FieldPath::root().field("layout").field("tiles").index(j),
-                    problem: LayoutProblem::TrailingCombine,
+                    problem: Box::new(LayoutProblem::TrailingCombine),
                 });
             }
             shape.truncate(offset);
@@ -183,7 +183,7 @@ impl Plan {
 
     /// The product of the final extents (the raw slot count), checked.
     pub fn raw_slots(&self) -> Result<u64> {
-        self.extents.iter().try_fold(1u64, |acc, &e| acc.checked_mul(e)).ok_or_else(overflow)
+        self.extents.iter().try_fold(1u64, |acc, &e| acc.checked_mul(e)).ok_or_else(TILED_OVERFLOW)
     }
 
     /// The final entries as digits of the logical indices, when the tiling is a pure
@@ -258,7 +258,7 @@ pub fn expanded_shape(shape: ArrayShape<'_>) -> Result<Vec<u64>> {
 /// tiles.
 #[allow(clippy::indexing_slicing)] // d < rank == extents.len(): validated minor_to_major
 pub(crate) fn plan_of(shape: ArrayShape<'_>, operation: &'static str) -> Result<Plan> {
-    let extents = crate::padding::extents(shape, operation)?;
+    let extents = crate::memory::extent::extents(shape, operation)?;
     let physical: Vec<u64> = shape.minor_to_major().iter().rev().map(|d| extents[d.index()]).collect();
     let tiles: Vec<Tile<'_>> = shape.layout().map(|l| l.tiles().collect()).unwrap_or_default();
     Plan::new(&physical, tiles)

@@ -18,10 +18,11 @@
 //! are `i64`, as in XLA; negative entries are out of bounds (DV-13: XLA's `IndexInBounds`
 //! accepts them).
 
+use crate::error::{ArgumentProblem, Quantity, RangeKind};
 use std::cmp::Ordering;
 
-use crate::error::{Error, Result};
-use crate::physical::{check_index, to_i64, to_u64};
+use crate::error::{Error, FieldPath, Result};
+use crate::memory::extent::{bounds, check_index, extents, to_i64, to_u64};
 use crate::shape::{ArrayShape, Dim};
 
 /// `D`, `P` and the layout order of an array, for the untiled functions.
@@ -35,16 +36,15 @@ struct Untiled {
 impl Untiled {
     fn new(shape: ArrayShape<'_>, operation: &'static str) -> Result<Self> {
         Ok(Self {
-            bounds: crate::padding::bounds(shape, operation)?,
-            extents: crate::padding::extents(shape, operation)?,
+            bounds: bounds(shape, operation)?,
+            extents: extents(shape, operation)?,
             order: shape.minor_to_major().iter().map(Dim::index).collect(),
         })
     }
 }
 
-fn overflow() -> Error {
-    Error::Overflow { path: crate::error::FieldPath::root(), what: "linear index" }
-}
+/// The one overflow of this file: a linear index or stride beyond `i64`.
+const LINEAR_OVERFLOW: fn() -> Error = || Error::overflow(FieldPath::root(), Quantity::LinearIndex);
 
 /// XLA's `IndexUtil::MultidimensionalIndexToLinearIndex`: `Σ_k I[L[k]] · Π_{m<k} P[L[m]]`.
 /// Tiles are ignored (see the module docs); legacy padding uses the padded extents.
@@ -67,10 +67,10 @@ pub fn multidimensional_index_to_linear_index(shape: ArrayShape<'_>, index: &[i6
     check_index(&u.bounds, index)?;
     let (mut linear, mut scale) = (0u64, 1u64);
     for &d in &u.order {
-        linear = scale.checked_mul(to_u64(index[d])).and_then(|v| v.checked_add(linear)).ok_or_else(overflow)?;
-        scale = scale.checked_mul(u.extents[d]).ok_or_else(overflow)?;
+        linear = scale.checked_mul(to_u64(index[d])).and_then(|v| v.checked_add(linear)).ok_or_else(LINEAR_OVERFLOW)?;
+        scale = scale.checked_mul(u.extents[d]).ok_or_else(LINEAR_OVERFLOW)?;
     }
-    i64::try_from(linear).map_err(|_| overflow())
+    i64::try_from(linear).map_err(|_| LINEAR_OVERFLOW())
 }
 
 /// XLA's `IndexUtil::LinearIndexToMultidimensionalIndex`, the inverse of
@@ -92,9 +92,9 @@ pub fn multidimensional_index_to_linear_index(shape: ArrayShape<'_>, index: &[i6
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 pub fn linear_index_to_multidimensional_index(shape: ArrayShape<'_>, linear: i64) -> Result<Vec<i64>> {
     let u = Untiled::new(shape, "linear_index_to_multidimensional_index")?;
-    let total = u.extents.iter().try_fold(1u64, |acc, &e| acc.checked_mul(e)).ok_or_else(overflow)?;
+    let total = u.extents.iter().try_fold(1u64, |acc, &e| acc.checked_mul(e)).ok_or_else(LINEAR_OVERFLOW)?;
     if to_u64(linear) >= total {
-        return Err(Error::OutOfRange { what: "linear index", value: linear, bound: to_i64(total) });
+        return Err(Error::OutOfRange { what: RangeKind::LinearIndex, value: linear, bound: to_i64(total) });
     }
     let mut out = vec![0i64; u.order.len()];
     let mut rest = to_u64(linear);
@@ -104,9 +104,12 @@ pub fn linear_index_to_multidimensional_index(shape: ArrayShape<'_>, linear: i64
         rest /= u.extents[d];
     }
     if let Some((d, (&i, &bound))) = out.iter().zip(&u.bounds).enumerate().find(|&(_, (&i, &b))| to_u64(i) >= b) {
-        return Err(Error::InvalidArgument(format!(
-            "linear index {linear} is a padding slot (dimension {d} is {i} of size {bound})"
-        )));
+        return Err(Error::invalid_argument(ArgumentProblem::PaddingSlot {
+            linear,
+            dimension: d,
+            index: i,
+            size: bound,
+        }));
     }
     Ok(out)
 }
@@ -136,9 +139,9 @@ pub fn dimension_stride(shape: ArrayShape<'_>, dim: Dim) -> Result<i64> {
     }
     let mut stride = 1u64;
     for &d in u.order.iter().take_while(|&&d| d != dim.index()) {
-        stride = stride.checked_mul(u.extents[d]).ok_or_else(overflow)?;
+        stride = stride.checked_mul(u.extents[d]).ok_or_else(LINEAR_OVERFLOW)?;
     }
-    i64::try_from(stride).map_err(|_| overflow())
+    i64::try_from(stride).map_err(|_| LINEAR_OVERFLOW())
 }
 
 /// XLA's `IndexUtil::IndexInBounds`: `index.len()` is the rank and `0 ≤ index[d] < D[d]`.
@@ -153,7 +156,7 @@ pub fn dimension_stride(shape: ArrayShape<'_>, dim: Dim) -> Result<i64> {
 /// assert!(!index_in_bounds(a, &[2, 0]) && !index_in_bounds(a, &[1]) && !index_in_bounds(a, &[-1, 0]));
 /// ```
 pub fn index_in_bounds(shape: ArrayShape<'_>, index: &[i64]) -> bool {
-    crate::padding::bounds(shape, "index_in_bounds").is_ok_and(|bounds| check_index(&bounds, index).is_ok())
+    bounds(shape, "index_in_bounds").is_ok_and(|bounds| check_index(&bounds, index).is_ok())
 }
 
 /// XLA's `IndexUtil::CompareIndices`: lexicographic from position 0, with the code's sign —
@@ -224,7 +227,7 @@ struct Window {
 
 impl Window {
     fn whole(shape: ArrayShape<'_>, order: Order, operation: &'static str) -> Result<Self> {
-        let end: Vec<i64> = crate::padding::bounds(shape, operation)?.into_iter().map(to_i64).collect();
+        let end: Vec<i64> = bounds(shape, operation)?.into_iter().map(to_i64).collect();
         let n = end.len();
         let order = match order {
             Order::Layout => shape.minor_to_major().iter().map(Dim::index).collect(),
@@ -300,7 +303,7 @@ pub fn for_each_index(
 /// let mut calls = 0;
 /// let result = try_for_each_index(s.as_array().unwrap(), &[0, 0], &[4, 16], &[1, 1], |_| {
 ///     calls += 1;
-///     if calls == 5 { Err(Error::InvalidArgument("stop".into())) } else { Ok(true) }
+///     if calls == 5 { Err(Error::IndexRank { expected: 0, actual: 0 }) } else { Ok(true) }
 /// });
 /// assert!(result.is_err());
 /// assert_eq!(calls, 5);
@@ -353,7 +356,7 @@ fn window(shape: ArrayShape<'_>, base: &[i64], count: &[i64], incr: &[i64]) -> R
         }
     }
     if let Some((d, s)) = incr.iter().enumerate().find(|&(_, &s)| s < 1) {
-        return Err(Error::InvalidArgument(format!("for_each_index: incr[{d}] is {s}, must be at least 1")));
+        return Err(Error::invalid_argument(ArgumentProblem::IncrementBelowOne { dimension: d, incr: *s }));
     }
     if window.end.contains(&0) {
         return Ok(None);
@@ -363,9 +366,12 @@ fn window(shape: ArrayShape<'_>, base: &[i64], count: &[i64], incr: &[i64]) -> R
         // `count == 0` pins the dimension: one position, at `base`.
         let end = b.checked_add(c.max(1));
         if b < 0 || c < 0 || end.is_none_or(|e| e > size) {
-            return Err(Error::InvalidArgument(format!(
-                "for_each_index: window base {b}, count {c} leaves dimension {d} of size {size}"
-            )));
+            return Err(Error::invalid_argument(ArgumentProblem::WindowOutOfBounds {
+                dimension: d,
+                base: b,
+                count: c,
+                size,
+            }));
         }
         *window_end = end.unwrap_or(size);
     }

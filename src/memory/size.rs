@@ -16,23 +16,23 @@
 //! does not: `f32[8,256]{1,0:T(8,128)(3,1)}` stores 2304 slots = 9216 bytes, while `array_size`
 //! says 8192), and when split configs are present (`array_size` uses the largest split).
 
+use crate::error::{ArgumentProblem, Quantity, ShapeCategory};
 use crate::error::{Error, FieldPath, Result};
 use crate::layout::Tile;
-use crate::physical::{PhysicalMap, to_u64};
+use crate::memory::extent::{bounds, extents, to_u64};
+use crate::memory::physical::PhysicalMap;
+use crate::memory::tiling::Plan;
 use crate::primitive::PrimitiveType;
 use crate::shape::{ArrayShape, Dim, Shape, ShapeKind};
-use crate::tiling::Plan;
 
-fn overflow(what: &'static str) -> Error {
-    Error::Overflow { path: FieldPath::root(), what }
+pub use crate::memory::extent::element_size_in_bits;
+
+fn product(values: impl IntoIterator<Item = u64>, what: Quantity) -> Result<u64> {
+    values.into_iter().try_fold(1u64, u64::checked_mul).ok_or_else(|| Error::overflow(FieldPath::root(), what))
 }
 
-fn product(values: impl IntoIterator<Item = u64>, what: &'static str) -> Result<u64> {
-    values.into_iter().try_fold(1u64, u64::checked_mul).ok_or_else(|| overflow(what))
-}
-
-fn fits(value: u64, what: &'static str) -> Result<i64> {
-    i64::try_from(value).map_err(|_| overflow(what))
+fn fits(value: u64, what: Quantity) -> Result<i64> {
+    i64::try_from(value).map_err(|_| Error::overflow(FieldPath::root(), what))
 }
 
 /// The number of elements (`ShapeUtil::ElementsIn`): `Π D`, using the bounds of dynamic
@@ -48,7 +48,7 @@ fn fits(value: u64, what: &'static str) -> Result<i64> {
 ///
 /// [`Error::UnboundedDimension`] for a `?` dimension.
 pub fn elements_in(shape: ArrayShape<'_>) -> Result<i64> {
-    fits(product(crate::padding::bounds(shape, "elements_in")?, "element count")?, "element count")
+    fits(product(bounds(shape, "elements_in")?, Quantity::ElementCount)?, Quantity::ElementCount)
 }
 
 /// Bytes per element of a type (`ShapeUtil::ByteSizeOfPrimitiveType`); `None` for tuple, token,
@@ -63,26 +63,12 @@ pub fn byte_size_of_primitive_type(element_type: PrimitiveType) -> Option<i64> {
     element_type.byte_width().map(i64::from)
 }
 
-/// Bits per element in memory: the layout's `element_size_in_bits` if non-zero, otherwise
-/// 8 × the type's byte width (so `pred` takes 8 bits unless a layout packs it).
-///
-/// ```
-/// use xla_shape::{make::{make_shape, make_shape_with_layout, LayoutSpec}, size, PrimitiveType};
-/// let packed = make_shape_with_layout(PrimitiveType::S4, &[8], &LayoutSpec::new(&[0]).element_size_in_bits(4)).unwrap();
-/// assert_eq!(size::element_size_in_bits(packed.as_array().unwrap()), 4);
-/// assert_eq!(size::element_size_in_bits(make_shape(PrimitiveType::PRED, &[2]).unwrap().as_array().unwrap()), 8);
-/// ```
-pub fn element_size_in_bits(shape: ArrayShape<'_>) -> u64 {
-    match shape.layout().map(|l| l.element_size_in_bits()) {
-        Some(bits) if bits != 0 => bits,
-        _ => u64::from(shape.element_type().byte_width().unwrap_or(0)) * 8,
-    }
-}
-
 /// `ceil(count × bits / 8)`, checked, as `i64`.
 fn bytes_for(count: u64, shape: ArrayShape<'_>) -> Result<i64> {
-    let bits = count.checked_mul(element_size_in_bits(shape)).ok_or_else(|| overflow("shape size"))?;
-    fits(bits.div_ceil(8), "shape size")
+    let bits = count
+        .checked_mul(element_size_in_bits(shape))
+        .ok_or_else(|| Error::overflow(FieldPath::root(), Quantity::ShapeSize))?;
+    fits(bits.div_ceil(8), Quantity::ShapeSize)
 }
 
 /// XLA's `ShapeUtil::ByteSizeOfElements`: `ceil(N × E / 8)` with `E` the element size in bits.
@@ -101,7 +87,7 @@ fn bytes_for(count: u64, shape: ArrayShape<'_>) -> Result<i64> {
 ///
 /// [`Error::UnboundedDimension`]; [`Error::Overflow`].
 pub fn byte_size_of_elements(shape: ArrayShape<'_>) -> Result<i64> {
-    bytes_for(product(crate::padding::extents(shape, "byte_size_of_elements")?, "shape size")?, shape)
+    bytes_for(product(extents(shape, "byte_size_of_elements")?, Quantity::ShapeSize)?, shape)
 }
 
 /// XLA's `ShapeUtil::ByteSizeOf`: an array (or buffer) is [`byte_size_of_elements`]; a tuple is
@@ -124,14 +110,17 @@ pub fn byte_size_of(shape: Shape<'_>, pointer_size: i64) -> Result<i64> {
         if pointer_size > 0 {
             Ok(pointer_size)
         } else {
-            Err(Error::InvalidArgument(format!("pointer_size must be positive, found {pointer_size}")))
+            Err(Error::invalid_argument(ArgumentProblem::PointerSize { pointer_size }))
         }
     };
     match shape.kind() {
         ShapeKind::Array(array) | ShapeKind::Buffer(array) => byte_size_of_elements(array),
         ShapeKind::Tuple(tuple) => require_pointer()?
-            .checked_mul(i64::try_from(tuple.len()).map_err(|_| overflow("tuple index table"))?)
-            .ok_or_else(|| overflow("tuple index table")),
+            .checked_mul(
+                i64::try_from(tuple.len())
+                    .map_err(|_| Error::overflow(FieldPath::root(), Quantity::TupleIndexTable))?,
+            )
+            .ok_or_else(|| Error::overflow(FieldPath::root(), Quantity::TupleIndexTable)),
         ShapeKind::Token => Ok(0),
         ShapeKind::Opaque => require_pointer(),
     }
@@ -156,10 +145,13 @@ pub fn byte_size_of_elements_recursive(shape: Shape<'_>) -> Result<i64> {
         ShapeKind::Array(array) | ShapeKind::Buffer(array) => byte_size_of_elements(array),
         // Validation bounds the depth (MAX_DEPTH), so the recursion is bounded too.
         ShapeKind::Tuple(tuple) => tuple.iter().try_fold(0i64, |acc, element| {
-            acc.checked_add(byte_size_of_elements_recursive(element)?).ok_or_else(|| overflow("shape size"))
+            acc.checked_add(byte_size_of_elements_recursive(element)?)
+                .ok_or_else(|| Error::overflow(FieldPath::root(), Quantity::ShapeSize))
         }),
         ShapeKind::Token => Ok(0),
-        ShapeKind::Opaque => Err(Error::NotAnArray { operation: "byte_size_of_elements_recursive", kind: "opaque" }),
+        ShapeKind::Opaque => {
+            Err(Error::NotAnArray { operation: "byte_size_of_elements_recursive", kind: ShapeCategory::Opaque })
+        }
     }
 }
 
@@ -198,7 +190,10 @@ pub fn array_size(shape: ArrayShape<'_>) -> Result<i64> {
     // Π (prefix ++ ceil(s/t) ++ t) = Π prefix · Π roundup(s, t): XLA's count after merging.
     let count = Plan::new(&sizes, [tile])?.raw_slots()?;
     let alignment = shape.layout().map_or(1, |l| l.tail_padding_alignment_in_elements());
-    let count = count.div_ceil(alignment).checked_mul(alignment).ok_or_else(|| overflow("shape size"))?;
+    let count = count
+        .div_ceil(alignment)
+        .checked_mul(alignment)
+        .ok_or_else(|| Error::overflow(FieldPath::root(), Quantity::ShapeSize))?;
     bytes_for(count, shape)
 }
 
@@ -217,7 +212,7 @@ pub fn array_size(shape: ArrayShape<'_>) -> Result<i64> {
 /// [`Error::UnboundedDimension`]; [`Error::InvalidLayout`] for a trailing `*` in tile 0;
 /// [`Error::Overflow`].
 pub fn array_data_size(shape: ArrayShape<'_>) -> Result<i64> {
-    let bounds = crate::padding::bounds(shape, "array_data_size")?;
+    let bounds = bounds(shape, "array_data_size")?;
     if bounds.contains(&0) {
         return Ok(0);
     }
@@ -225,10 +220,10 @@ pub fn array_data_size(shape: ArrayShape<'_>) -> Result<i64> {
     let count = match (bounds.as_slice(), first_tile(shape)) {
         ([], _) => 1,
         ([d], _) => *d,
-        (_, None) => product(bounds.iter().copied(), "element count")?,
+        (_, None) => product(bounds.iter().copied(), Quantity::ElementCount)?,
         (_, Some(tile)) => top_tile_linear_index_of_last(shape, tile, &bounds)?
             .checked_add(1)
-            .ok_or_else(|| overflow("linear index"))?,
+            .ok_or_else(|| Error::overflow(FieldPath::root(), Quantity::LinearIndex))?,
     };
     bytes_for(count, shape)
 }
@@ -242,9 +237,11 @@ fn top_tile_linear_index_of_last(shape: ArrayShape<'_>, tile: Tile<'_>, bounds: 
     let sizes = physical_sizes(shape, |d| Ok(bounds[d.index()]))?;
     let plan = Plan::new(&sizes, [tile])?;
     let Some(stage) = plan.stages.first() else { return Ok(0) };
-    let checked = |a: u64, b: u64| a.checked_mul(b).ok_or_else(|| overflow("linear index"));
-    let add = |a: u64, b: u64| a.checked_add(b).ok_or_else(|| overflow("linear index"));
-    let mut tile_multiplier = product(stage.groups.iter().map(|g| g.tile), "linear index")?;
+    let checked =
+        |a: u64, b: u64| a.checked_mul(b).ok_or_else(|| Error::overflow(FieldPath::root(), Quantity::LinearIndex));
+    let add =
+        |a: u64, b: u64| a.checked_add(b).ok_or_else(|| Error::overflow(FieldPath::root(), Quantity::LinearIndex));
+    let mut tile_multiplier = product(stage.groups.iter().map(|g| g.tile), Quantity::LinearIndex)?;
     let mut within = 1u64;
     let mut linear = 0u64;
     for group in stage.groups.iter().rev() {
@@ -334,7 +331,8 @@ pub fn max_split_size(shape: ArrayShape<'_>, dim: Dim) -> Result<i64> {
         let mut largest = 0i64;
         let mut last = 0i64;
         for &index in config.split_indices.iter().chain(std::iter::once(&size)) {
-            largest = largest.max(index.checked_sub(last).ok_or_else(|| overflow("split size"))?);
+            largest = largest
+                .max(index.checked_sub(last).ok_or_else(|| Error::overflow(FieldPath::root(), Quantity::SplitSize))?);
             last = index;
         }
         return Ok(largest);
@@ -350,7 +348,8 @@ pub fn max_split_size(shape: ArrayShape<'_>, dim: Dim) -> Result<i64> {
 /// As [`max_split_size`]; [`Error::Overflow`].
 pub fn max_elements_in_per_split(shape: ArrayShape<'_>) -> Result<i64> {
     (0..shape.rank()).try_fold(1i64, |acc, d| {
-        acc.checked_mul(max_split_size(shape, Dim(d))?).ok_or_else(|| overflow("elements per split"))
+        acc.checked_mul(max_split_size(shape, Dim(d))?)
+            .ok_or_else(|| Error::overflow(FieldPath::root(), Quantity::ElementsPerSplit))
     })
 }
 
@@ -369,12 +368,14 @@ pub fn max_elements_in_per_split(shape: ArrayShape<'_>) -> Result<i64> {
 /// [`Error::UnboundedDimension`]; [`Error::Overflow`].
 #[allow(clippy::indexing_slicing)] // d < rank == strides.len() == extents.len()
 pub fn unpacked_byte_strides(shape: ArrayShape<'_>) -> Result<Vec<i64>> {
-    let extents = crate::padding::extents(shape, "unpacked_byte_strides")?;
+    let extents = extents(shape, "unpacked_byte_strides")?;
     let mut strides = vec![0i64; shape.rank()];
     let mut s = u64::from(shape.element_type().byte_width().unwrap_or(0));
     for d in shape.minor_to_major().iter() {
-        strides[d.index()] = fits(s, "byte stride")?;
-        s = s.checked_mul(extents[d.index()]).ok_or_else(|| overflow("byte stride"))?;
+        strides[d.index()] = fits(s, Quantity::ByteStride)?;
+        s = s
+            .checked_mul(extents[d.index()])
+            .ok_or_else(|| Error::overflow(FieldPath::root(), Quantity::ByteStride))?;
     }
     Ok(strides)
 }
@@ -415,14 +416,13 @@ pub fn byte_strides(shape: ArrayShape<'_>) -> Result<Option<Vec<i64>>> {
 /// type.
 pub fn byte_strides_is_major_to_minor(byte_strides: &[i64], dims: &[i64], element_type: PrimitiveType) -> Result<bool> {
     if byte_strides.len() != dims.len() {
-        return Err(Error::InvalidArgument(format!(
-            "{} byte strides for {} dimensions",
-            byte_strides.len(),
-            dims.len()
-        )));
+        return Err(Error::invalid_argument(ArgumentProblem::ByteStrideCount {
+            strides: byte_strides.len(),
+            dimensions: dims.len(),
+        }));
     }
     let mut stride = byte_size_of_primitive_type(element_type)
-        .ok_or_else(|| Error::InvalidArgument(format!("{element_type} has no byte width")))?;
+        .ok_or_else(|| Error::invalid_argument(ArgumentProblem::NoByteWidth { element_type }))?;
     for (&s, &d) in byte_strides.iter().zip(dims).rev() {
         if s != stride {
             return Ok(false);
