@@ -168,6 +168,17 @@ def main():
     for i in range(16):
         write("index", bytes((i * 37 + k * 11) % 256 for k in range(48)))
     cli_seeds()
+    literal_seeds()
+
+
+def literal_seeds():
+    """Target `literal`: selector 0 + a LiteralProto (every constant XLA serialized in
+    tests/fixtures/literals/constants.jsonl), selector 1 + an HloSnapshot."""
+    for line in (FIXTURES / "literals" / "constants.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if record["status"] == "ok":
+            write("literal", bytes([0]) + bytes.fromhex(record["literal_hex"]))
+    write("literal", bytes([1]) + (FIXTURES / "literals" / "snapshot.pb").read_bytes())
 
 
 if __name__ == "__main__":

@@ -713,3 +713,127 @@ impl<'a> InstructionWalk<'a> {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Literals: the values of constants, and a snapshot's arguments and result.
+
+const INSTRUCTION_LITERAL: u32 = 8;
+const SNAPSHOT_HLO: u32 = 1;
+const SNAPSHOT_ARGUMENTS: u32 = 2;
+const SNAPSHOT_RESULT: u32 = 3;
+const SNAPSHOT: &str = "HloSnapshot";
+
+/// Where a literal sits in a module or snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiteralSite<'a> {
+    /// The value of a `constant` instruction (`HloInstructionProto.literal`, field 8).
+    Constant {
+        /// The computation.
+        computation: &'a str,
+        /// The instruction.
+        instruction: &'a str,
+    },
+    /// A recorded argument of a snapshot (`HloSnapshot.arguments[index]`, field 2).
+    Argument {
+        /// The argument number.
+        index: usize,
+    },
+    /// The recorded result of a snapshot (`HloSnapshot.result`, field 3).
+    Result,
+}
+
+impl fmt::Display for LiteralSite<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Constant { computation, instruction } => write!(f, "{computation}/{instruction}"),
+            Self::Argument { index } => write!(f, "arguments[{index}]"),
+            Self::Result => f.write_str("result"),
+        }
+    }
+}
+
+/// A literal found in serialized HLO: its site and its encoded `LiteralProto`, borrowed from the
+/// input (decode it with [`codec::decode_lenient`] to get the message and what its bytes hold
+/// beyond it, then validate it with [`crate::literal::Literal::try_new`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SitedLiteral<'a> {
+    /// Where the literal sits.
+    pub site: LiteralSite<'a>,
+    /// The encoded `LiteralProto`.
+    pub bytes: &'a [u8],
+}
+
+/// The length-delimited fields `number` of `data` (a message of type `message`), in wire order.
+fn payloads<'a>(data: &'a [u8], level: u32, number: u32, message: &'static str) -> Result<Vec<&'a [u8]>> {
+    let mut out = Vec::new();
+    for field in Fields::new(data, level) {
+        let field = field.map_err(|reason| decode_error(message, reason))?;
+        if field.number == number {
+            match field.value {
+                Value::Len(payload) => out.push(payload),
+                Value::Skipped => {
+                    return Err(decode_error(message, format!("field {number} is not length-delimited")));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The string field `number` (the last occurrence wins, as in prost), or `""`.
+fn string_field<'a>(data: &'a [u8], level: u32, number: u32, message: &'static str) -> Result<&'a str> {
+    let last = payloads(data, level, number, message)?.pop().unwrap_or_default();
+    std::str::from_utf8(last).map_err(|_| decode_error(message, format!("field {number} is not valid UTF-8")))
+}
+
+/// Every literal of serialized HLO, in wire order: each constant's (`computation/instruction`),
+/// then, for a snapshot, `arguments[i]` and `result`. Only the fields on the way are read; the
+/// literals are returned as their bytes, so nothing is decoded or copied here.
+///
+/// ```
+/// use xla_shape::hlo::{literals, HloMessage};
+/// // HloSnapshot { result: LiteralProto { } }
+/// let found = literals(&[0x1a, 0x00], HloMessage::Snapshot)?;
+/// assert_eq!(found[0].site.to_string(), "result");
+/// # Ok::<(), xla_shape::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Decode`] when the bytes on the way are not the given message.
+pub fn literals(bytes: &[u8], message: HloMessage) -> Result<Vec<SitedLiteral<'_>>> {
+    let mut out = Vec::new();
+    let module = match message {
+        HloMessage::Module => Some(bytes),
+        HloMessage::Proto => payloads(bytes, 0, WRAPPED, "HloProto")?.pop(),
+        HloMessage::Snapshot => match payloads(bytes, 0, SNAPSHOT_HLO, SNAPSHOT)?.pop() {
+            Some(proto) => payloads(proto, 1, WRAPPED, "HloProto")?.pop(),
+            None => None,
+        },
+    };
+    let level = message.wrapping();
+    if let Some(module) = module {
+        for computation in payloads(module, level, MODULE_COMPUTATIONS, MODULE)? {
+            let name = string_field(computation, level.saturating_add(1), COMPUTATION_NAME, COMPUTATION)?;
+            for instruction in payloads(computation, level.saturating_add(1), COMPUTATION_INSTRUCTIONS, COMPUTATION)? {
+                let at = level.saturating_add(2);
+                if let Some(literal) = payloads(instruction, at, INSTRUCTION_LITERAL, INSTRUCTION)?.pop() {
+                    let instruction = string_field(instruction, at, INSTRUCTION_NAME, INSTRUCTION)?;
+                    out.push(SitedLiteral {
+                        site: LiteralSite::Constant { computation: name, instruction },
+                        bytes: literal,
+                    });
+                }
+            }
+        }
+    }
+    if message == HloMessage::Snapshot {
+        for (index, argument) in payloads(bytes, 0, SNAPSHOT_ARGUMENTS, SNAPSHOT)?.into_iter().enumerate() {
+            out.push(SitedLiteral { site: LiteralSite::Argument { index }, bytes: argument });
+        }
+        if let Some(result) = payloads(bytes, 0, SNAPSHOT_RESULT, SNAPSHOT)?.pop() {
+            out.push(SitedLiteral { site: LiteralSite::Result, bytes: result });
+        }
+    }
+    Ok(out)
+}

@@ -360,6 +360,7 @@ pub mod error;
 pub mod hlo;
 pub mod layout;
 pub mod limits;
+pub mod literal;
 pub mod make;
 mod memory;
 pub mod primitive;

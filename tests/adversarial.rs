@@ -85,6 +85,8 @@ fn cases() -> Vec<Trial> {
         layout_with_2000_tiles,
         unknown_fields_are_never_dropped_silently,
         unknown_fields_in_program_shapes_and_layouts,
+        hostile_literals,
+        large_literal_reads_within_the_cap,
         #[cfg(feature = "cli")]
         the_cli_input_cap_bounds_the_worst_case,
         hlo_walk_of_16_mib_of_empty_instructions,
@@ -833,4 +835,97 @@ fn pictures_of_huge_arrays_are_bounded() {
             }
         });
     }
+}
+
+/// `LiteralProto`s that claim more than they hold: 2 GiB lengths, element counts no field could
+/// hold, the wrong per-type field, tuple literals nested beyond every limit. Each is a typed
+/// error, and nothing is allocated from a claimed size.
+fn hostile_literals() {
+    use xla_shape::error::LiteralProblem;
+    use xla_shape::literal::Literal;
+    use xla_shape::proto::LiteralProto;
+
+    for bytes in
+        ["42 80 80 80 80 08", "1a 80 80 80 80 08 01", "52 80 80 80 80 08", "0a 80 80 80 80 08", "aa 01 ff ff ff ff 07"]
+    {
+        let input = bytes_from_hex(bytes);
+        guarded(&format!("literal with a 2 GiB length {bytes}"), || {
+            let strict = codec::decode::<LiteralProto>(&input[..]);
+            assert!(matches!(strict, Err(Error::Decode { .. })), "{bytes}: {strict:?}");
+            assert!(matches!(codec::decode_lenient::<LiteralProto>(&input[..]), Err(Error::Decode { .. })));
+        });
+    }
+    let problem = |proto: &LiteralProto| match Literal::try_new(proto) {
+        Err(Error::Literal(error)) => error.problem,
+        other => panic!("{other:?}"),
+    };
+    // 2^60 elements claimed (the most an f32 shape can have), 3 present.
+    let huge = make::make_shape(PrimitiveType::F32, &[1 << 30, 1 << 30]).unwrap().into_proto();
+    let proto = LiteralProto { shape: Some(huge), f32s: vec![1.0; 3], ..LiteralProto::default() };
+    guarded("literal claiming 2^60 elements", || {
+        assert_eq!(problem(&proto), LiteralProblem::ValueCount { field: "f32s", expected: 1 << 60, actual: 3 });
+    });
+    // A bytes field: 2^61 two-byte elements claimed, 8 bytes present.
+    let huge16 = make::make_shape(PrimitiveType::BF16, &[1 << 30, 1 << 31]).unwrap().into_proto();
+    let proto = LiteralProto { shape: Some(huge16), bf16s: vec![0; 8], ..LiteralProto::default() };
+    guarded("bf16 literal claiming 2^62 bytes", || {
+        assert_eq!(problem(&proto), LiteralProblem::ValueCount { field: "bf16s", expected: 1 << 62, actual: 8 });
+    });
+    // The wrong per-type field, and a length mismatch, on a 1M-element shape.
+    let shape = make::make_shape(PrimitiveType::F32, &[1 << 20]).unwrap().into_proto();
+    let wrong = LiteralProto { shape: Some(shape.clone()), s32s: vec![0; 1 << 20], ..LiteralProto::default() };
+    let short = LiteralProto { shape: Some(shape), f32s: vec![0.0; (1 << 20) - 1], ..LiteralProto::default() };
+    guarded("wrong field and length mismatch", || {
+        assert_eq!(problem(&wrong), LiteralProblem::UnexpectedField { field: "s32s", element_type: "f32" });
+        assert_eq!(
+            problem(&short),
+            LiteralProblem::ValueCount { field: "f32s", expected: 1 << 20, actual: (1 << 20) - 1 }
+        );
+    });
+    // Tuple literals nested 2000 deep on the wire: prost's recursion limit, as a decode error.
+    let mut deep = Vec::new();
+    for _ in 0..2000 {
+        let mut outer = vec![0x52];
+        xla_shape::prost::encoding::encode_varint(deep.len() as u64, &mut outer);
+        outer.extend_from_slice(&deep);
+        deep = outer;
+    }
+    guarded("tuple literals 2000 deep", || {
+        assert!(matches!(codec::decode::<LiteralProto>(&deep[..]), Err(Error::Decode { .. })));
+    });
+    // In memory, deeper than MAX_DEPTH: the shape's validation stops it before any recursion
+    // into the literals.
+    let mut literal = LiteralProto {
+        shape: Some(ShapeProto { element_type: PrimitiveType::TUPLE.into(), ..ShapeProto::default() }),
+        ..LiteralProto::default()
+    };
+    for _ in 0..200 {
+        let shape = ShapeProto {
+            element_type: PrimitiveType::TUPLE.into(),
+            tuple_shapes: vec![literal.shape.clone().unwrap()],
+            ..ShapeProto::default()
+        };
+        literal = LiteralProto { shape: Some(shape), tuple_literals: vec![literal], ..LiteralProto::default() };
+    }
+    guarded("tuple literals 200 deep in memory", || {
+        assert!(matches!(Literal::try_new(&literal), Err(Error::TooDeep { .. })));
+    });
+}
+
+/// A valid 4M-element (16 MB) f32 literal in a column-major layout is read into row-major order
+/// and printed elided within the cap.
+fn large_literal_reads_within_the_cap() {
+    use xla_shape::literal::Literal;
+    use xla_shape::proto::LiteralProto;
+    let shape = make::make_shape_with_dense_layout(PrimitiveType::F32, &[2048, 2048], &[0, 1]).unwrap().into_proto();
+    #[allow(clippy::cast_precision_loss, reason = "indices below 2^22 are exact in f32")]
+    let values: Vec<f32> = (0..2048 * 2048).map(|i| i as f32).collect();
+    let proto = LiteralProto { shape: Some(shape), f32s: values, ..LiteralProto::default() };
+    guarded("16 MB column-major literal", || {
+        let literal = Literal::try_new(&proto).unwrap();
+        let logical = literal.as_array().unwrap().to_vec::<f32>().unwrap();
+        // Row-major (i, j) is physical j * 2048 + i.
+        assert_eq!((logical[1].to_bits(), logical[2048].to_bits()), (2048f32.to_bits(), 1f32.to_bits()));
+        assert_eq!(literal.to_text(Some(10)).unwrap(), "{...}");
+    });
 }

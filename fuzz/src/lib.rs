@@ -43,6 +43,102 @@ pub fn text(data: &[u8]) {
     parse_layout_text(&input);
 }
 
+/// Target `literal`: selector byte 0 (even) → the rest is a `LiteralProto`, 1 (odd) → an
+/// `HloSnapshot`. Strict and lenient decode agree with prost (compared through encodings: values
+/// may be NaN), the report is empty exactly when re-encoding gives the input back, and every
+/// literal that validates reads (values, XLA text with and without the limit); an array read
+/// and rebuilt gives its own bytes back.
+pub fn literal(data: &[u8]) {
+    use xla_shape::literal::Literal;
+    use xla_shape::proto::LiteralProto;
+    let Some((&selector, bytes)) = data.split_first() else { return };
+    if selector % 2 == 1 {
+        if let Ok(found) = hlo::literals(bytes, hlo::HloMessage::Snapshot) {
+            for sited in found {
+                if let Ok(decoded) = codec::decode_lenient::<LiteralProto>(sited.bytes) {
+                    if let Ok(literal) = Literal::try_new(&decoded.message) {
+                        check_literal(&literal);
+                    }
+                }
+            }
+        }
+        return;
+    }
+    let strict = codec::decode::<LiteralProto>(bytes);
+    let by_prost = <LiteralProto as xla_shape::prost::Message>::decode(bytes);
+    let Decoded { message, report } = match codec::decode_lenient::<LiteralProto>(bytes) {
+        Ok(decoded) => decoded,
+        Err(error) => {
+            assert!(strict.is_err() && by_prost.is_err(), "the wire scan rejects what prost accepts: {error}");
+            return;
+        }
+    };
+    let encoded = codec::encode(&message);
+    assert_eq!(by_prost.as_ref().map(codec::encode).ok(), Some(encoded.clone()), "lenient decode differs from prost");
+    assert_eq!(report.is_empty(), encoded == bytes, "report and re-encoding disagree: {report}");
+    assert_eq!(strict.is_ok(), report.is_empty());
+    let Ok(literal) = Literal::try_new(&message) else { return };
+    check_literal(&literal);
+    if let Some(array) = literal.as_array() {
+        if array.proto().dynamic_sizes.is_empty() {
+            let rebuilt = rebuild(array);
+            assert_eq!(codec::encode(&rebuilt), codec::encode(array.proto()), "read → build changed the literal");
+        }
+    }
+}
+
+/// Reading and printing a validated literal succeed.
+fn check_literal(literal: &xla_shape::literal::Literal<'_>) {
+    let full = literal.to_text(None).expect("a validated literal prints");
+    let limited = literal.to_text(Some(10)).expect("a validated literal prints");
+    assert!(limited == full || limited == "{...}", "the limit changed more than eliding: {limited}");
+    assert_eq!(literal.to_string(), full);
+    if let Some(array) = literal.as_array() {
+        let values = array.values().expect("a validated literal reads");
+        assert_eq!(values.len(), array.element_count());
+    }
+}
+
+/// The literal of `array`'s shape built from its values.
+fn rebuild(array: xla_shape::literal::ArrayLiteral<'_>) -> xla_shape::proto::LiteralProto {
+    use xla_shape::literal::{Values, make_array_literal as make};
+    let shape = array.shape();
+    let built = match array.values().expect("a validated literal reads") {
+        Values::Pred(v) => make(shape, &v),
+        Values::S8(v) => make(shape, &v),
+        Values::S16(v) => make(shape, &v),
+        Values::S32(v) => make(shape, &v),
+        Values::S64(v) => make(shape, &v),
+        Values::U8(v) => make(shape, &v),
+        Values::U16(v) => make(shape, &v),
+        Values::U32(v) => make(shape, &v),
+        Values::U64(v) => make(shape, &v),
+        Values::F16(v) => make(shape, &v),
+        Values::BF16(v) => make(shape, &v),
+        Values::F32(v) => make(shape, &v),
+        Values::F64(v) => make(shape, &v),
+        Values::C64(v) => make(shape, &v),
+        Values::C128(v) => make(shape, &v),
+        Values::Small(v) => make(shape, &v),
+        other => panic!("unexpected values {other:?}"),
+    };
+    let mut built = built.expect("values of a validated literal build");
+    // Sign-extended sub-byte values are accepted on input and written with their low bits only.
+    if let Some(bits) = shape.element_type().bit_width().filter(|&b| b < 8 && shape.element_type().is_signed_integral())
+    {
+        let mask = u8::MAX >> (8 - bits);
+        let original = array.proto();
+        for (field, source) in
+            [(&mut built.s1s, &original.s1s), (&mut built.s2s, &original.s2s), (&mut built.s4s, &original.s4s)]
+        {
+            if source.iter().any(|b| b & !mask != 0) {
+                field.clone_from(source);
+            }
+        }
+    }
+    built
+}
+
 /// The wire-level properties every message shares, then `check` on the decoded message.
 fn decode_message<M: XlaMessage + PartialEq + Debug + Clone>(bytes: &[u8], check: fn(&M)) {
     let strict = codec::decode::<M>(bytes);

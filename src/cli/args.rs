@@ -35,6 +35,8 @@ pub enum Command {
     Draw(DrawArgs),
     /// List and validate every shape in a serialized `HloModuleProto` (or `HloProto`, `HloSnapshot`).
     Hlo(HloArgs),
+    /// Print the values of every constant (and a snapshot's arguments and result) in XLA's text.
+    Values(ValuesArgs),
     /// Move an array's bytes from layout FROM to layout TO: reads FROM's physical bytes (FILE or
     /// stdin), writes TO's (stdout or --output).
     Relayout(RelayoutArgs),
@@ -241,4 +243,42 @@ pub struct HloArgs {
     /// The serialized HLO (default: stdin). With --lines, stdin lists one file path per line.
     #[arg(value_name = "FILE", conflicts_with = "lines")]
     pub path: Option<PathBuf>,
+}
+
+/// XLA elides constants of more than 10 elements (`HloPrintOptions::print_large_constants`).
+pub const DEFAULT_VALUES_LIMIT: usize = 10;
+
+/// Which message holds the literals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ValuesType {
+    /// `xla.HloModuleProto`: its constants
+    Module,
+    /// `xla.HloProto`: its module's constants
+    Proto,
+    /// `xla.HloSnapshot`: its module's constants, `arguments` and `result`
+    Snapshot,
+    /// `xla.LiteralProto`: one literal
+    Literal,
+}
+
+#[derive(Debug, Args)]
+pub struct ValuesArgs {
+    /// The message the file holds.
+    #[arg(long = "type", value_enum, default_value_t = ValuesType::Module)]
+    pub message: ValuesType,
+    /// `--json`: one JSON object with typed values (flat, row-major).
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Elide arrays of more than N elements as XLA does (`{...}`).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_VALUES_LIMIT, conflicts_with = "all")]
+    pub limit: usize,
+    /// Print every value, however many.
+    #[arg(long)]
+    pub all: bool,
+    /// Also write one `.npy` file per array into DIR (types numpy has).
+    #[arg(long, value_name = "DIR")]
+    pub npy: Option<PathBuf>,
+    /// The serialized message (default: stdin). With --lines, stdin lists one file path per line.
+    #[arg(conflicts_with = "lines")]
+    pub file: Option<PathBuf>,
 }

@@ -6,7 +6,7 @@
 use crate::depth::Depth;
 use crate::error::Result;
 use crate::primitive::PrimitiveType;
-use crate::proto::{DimLevelType, Format, LayoutProto, ProgramShapeProto, ShapeProto};
+use crate::proto::{DimLevelType, Format, LayoutProto, LiteralProto, ProgramShapeProto, ShapeProto};
 use crate::validate::Path;
 
 pub(super) fn shape(shape: &mut ShapeProto) -> Result<()> {
@@ -34,6 +34,33 @@ pub(super) fn program_shape(program: &mut ProgramShapeProto) -> Result<()> {
     program.parameters.iter_mut().for_each(convert_shape);
     convert_shape(program.result.get_or_insert_with(ShapeProto::default));
     Ok(())
+}
+
+/// A literal: the shape of every piece (the root and each element of `tuple_literals`). Values
+/// are left as they are.
+pub(super) fn literal(literal: &mut LiteralProto) -> Result<()> {
+    check_literal_depth(literal, Path::Root, Depth::ROOT)?;
+    convert_literal(literal);
+    Ok(())
+}
+
+fn check_literal_depth(literal: &LiteralProto, path: Path<'_>, depth: Depth) -> Result<()> {
+    depth.check(|| path.to_field_path())?;
+    if let Some(shape) = &literal.shape {
+        check_depth(shape, path.field("shape"), depth)?;
+    }
+    for (i, element) in literal.tuple_literals.iter().enumerate() {
+        check_literal_depth(element, path.index("tuple_literals", i), depth.enter())?;
+    }
+    Ok(())
+}
+
+/// Recursion is bounded: `check_literal_depth` accepted the tree.
+fn convert_literal(literal: &mut LiteralProto) {
+    if let Some(shape) = &mut literal.shape {
+        convert_shape(shape);
+    }
+    literal.tuple_literals.iter_mut().for_each(convert_literal);
 }
 
 fn check_depth(shape: &ShapeProto, path: Path<'_>, depth: Depth) -> Result<()> {

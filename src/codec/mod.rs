@@ -4,6 +4,8 @@
 //! `schema.md` §6). This module decodes in one pass instead: a wire scanner that knows the field
 //! tables of the five messages walks the bytes once, stores each known field into the message as
 //! prost would (same conversions, repeated fields pre-sized from packed records), and reports
+//! (`LiteralProto`, the sixth message the scanner knows, is scanned first and then decoded by
+//! prost: its values are bulk data the scanner does not store)
 //!
 //! * every **unknown field** (its path, number and wire type) — including `ShapeProto` field 1, the
 //!   reserved `rank`;
@@ -55,13 +57,13 @@ use std::fmt;
 use bytes::{Buf, BufMut};
 
 use crate::error::{Error, FieldPath, NonCanonicalKind, Result, WireType};
-use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
+use crate::proto::{LayoutProto, LiteralProto, ProgramShapeProto, ShapeProto};
 
 pub(crate) use wire::{Fields, Value};
 pub use wire::{MAX_REPORTED, RECURSION_LIMIT};
 
-/// A message this module decodes and encodes: [`ShapeProto`], [`LayoutProto`] or
-/// [`ProgramShapeProto`]. Sealed.
+/// A message this module decodes and encodes: [`ShapeProto`], [`LayoutProto`],
+/// [`ProgramShapeProto`] or [`LiteralProto`]. Sealed.
 ///
 /// ```
 /// use xla_shape::{codec::XlaMessage, proto::LayoutProto};
@@ -77,6 +79,10 @@ mod sealed {
 
     pub trait Sealed {
         const KIND: MessageKind;
+
+        /// Whether the scanner stores the message's fields itself (else prost decodes it after
+        /// the scan).
+        const STORED: bool = true;
 
         fn target(&mut self) -> super::target::Target<'_>;
 
@@ -118,6 +124,30 @@ macro_rules! xla_message {
 xla_message!(ShapeProto, Shape, Shape, |m, b| canonical::shape(m, b, 0), form::shape);
 xla_message!(LayoutProto, Layout, Layout, |m, b| canonical::layout(m, b, 0), form::layout);
 xla_message!(ProgramShapeProto, ProgramShape, ProgramShape, canonical::program_shape, form::program_shape);
+
+// A literal's values are bulk data: the scanner checks and reports them without storing
+// (`Target::None`), then prost decodes the bytes the scan accepted.
+impl sealed::Sealed for LiteralProto {
+    const KIND: wire::MessageKind = wire::MessageKind::Literal;
+    const STORED: bool = false;
+
+    fn target(&mut self) -> target::Target<'_> {
+        target::Target::None
+    }
+
+    // No canonical fast path: literals always go through the scanner, then prost.
+    fn decode_canonical(_bytes: &[u8]) -> Option<Self> {
+        None
+    }
+
+    fn convert_to_xla_form(&mut self) -> Result<()> {
+        form::literal(self)
+    }
+}
+
+impl XlaMessage for LiteralProto {
+    const NAME: &'static str = wire::MessageKind::Literal.name();
+}
 
 /// A field the schema does not define, which prost dropped.
 ///
@@ -309,6 +339,9 @@ pub fn decode<M: XlaMessage>(buf: impl Buf) -> Result<M> {
         }
         let mut message = M::default();
         wire::scan_into(M::KIND, message.target(), bytes, true)?;
+        if !M::STORED {
+            message = decode_with_prost(bytes)?;
+        }
         Ok(message)
     })
 }
@@ -345,6 +378,9 @@ pub fn decode_lenient<M: XlaMessage>(buf: impl Buf) -> Result<Decoded<M>> {
         }
         let mut message = M::default();
         let report = wire::scan_into(M::KIND, message.target(), bytes, false)?;
+        if !M::STORED {
+            message = decode_with_prost(bytes)?;
+        }
         Ok(Decoded { message, report })
     })
 }
@@ -372,8 +408,19 @@ pub(crate) fn merge_with_prost<M: XlaMessage>(message: &mut M, bytes: &[u8]) -> 
 }
 
 /// The lenient report of `bytes` as an encoding of `M`, without decoding it: the scan allocates
-/// nothing for canonical input, whatever its size.
-pub(crate) fn scan_lenient<M: XlaMessage>(bytes: &[u8]) -> Result<WireReport> {
+/// nothing for canonical input, whatever its size (a literal with many values, say).
+///
+/// ```
+/// use xla_shape::{codec, proto::LiteralProto};
+/// // LiteralProto { u8s: [] } written explicitly: canonical encoders omit an empty field.
+/// let report = codec::scan_lenient::<LiteralProto>(&[0x1a, 0x00]).unwrap();
+/// assert_eq!(report.to_string(), "non-canonical encoding of field 3 at u8s: default value is encoded explicitly\n");
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Decode`] if the bytes are not a valid encoding of `M`.
+pub fn scan_lenient<M: XlaMessage>(bytes: &[u8]) -> Result<WireReport> {
     wire::scan(M::KIND, bytes, false)
 }
 

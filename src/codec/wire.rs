@@ -2,7 +2,8 @@
 //! [`Target`]) and reports what prost would drop or normalize.
 //!
 //! prost drops unknown fields and normalizes non-canonical encodings without a word. The scanner
-//! knows the field tables of the five messages of the schema (spec `schema.md` §3), recurses into
+//! knows the field tables of the six messages of the schema (spec `schema.md` §3, and
+//! `LiteralProto`), recurses into
 //! the known sub-messages, and reports every byte that re-encoding would not reproduce:
 //!
 //! * unknown fields (including `ShapeProto` field 1, the reserved `rank`), with their path;
@@ -27,9 +28,11 @@ pub const RECURSION_LIMIT: u32 = 100;
 /// The most entries each list of a [`WireReport`] holds; further findings are only counted.
 pub const MAX_REPORTED: usize = 1024;
 
-/// The five messages of the schema.
+/// The six messages of the schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessageKind {
+    /// `xla.LiteralProto`.
+    Literal,
     /// `xla.ShapeProto`.
     Shape,
     /// `xla.LayoutProto`.
@@ -51,6 +54,7 @@ impl MessageKind {
             Self::ProgramShape => "ProgramShapeProto",
             Self::Tile => "TileProto",
             Self::SplitConfig => "SplitConfigProto",
+            Self::Literal => "LiteralProto",
         }
     }
 
@@ -62,6 +66,7 @@ impl MessageKind {
             Self::ProgramShape => (1, PROGRAM_SHAPE),
             Self::Tile => (1, TILE),
             Self::SplitConfig => (1, SPLIT_CONFIG),
+            Self::Literal => (1, LITERAL),
         }
     }
 
@@ -81,6 +86,12 @@ enum Scalar {
     Enum,
     /// `bool`: 0 or 1.
     Bool,
+    /// `int32`: read as the low 32 bits, written sign-extended (as an enum).
+    Int32,
+    /// `uint32`: read as the low 32 bits, written zero-extended.
+    UInt32,
+    /// `uint64`: any 64-bit value.
+    UInt64,
 }
 
 impl Scalar {
@@ -89,8 +100,9 @@ impl Scalar {
     #[inline]
     fn read_back(self, v: u64) -> (bool, bool) {
         match self {
-            Scalar::Int64 => (true, v == 0),
-            Scalar::Enum => (v <= 0x7fff_ffff || v >= 0xffff_ffff_8000_0000, v.trailing_zeros() >= 32),
+            Scalar::Int64 | Scalar::UInt64 => (true, v == 0),
+            Scalar::UInt32 => (v <= 0xffff_ffff, v == 0),
+            Scalar::Enum | Scalar::Int32 => (v <= 0x7fff_ffff || v >= 0xffff_ffff_8000_0000, v.trailing_zeros() >= 32),
             Scalar::Bool => (v <= 1, v == 0),
         }
     }
@@ -99,8 +111,37 @@ impl Scalar {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Type {
     Scalar(Scalar),
+    /// `float` (four bytes) or `double` (eight): packed when repeated; any bit pattern reads back.
+    Fixed(FixedWidth),
     Message(MessageKind),
     String,
+    /// `bytes`: any content.
+    Bytes,
+}
+
+/// The width of a fixed-size scalar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FixedWidth {
+    /// `float` (`fixed32` wire type).
+    Four,
+    /// `double` (`fixed64` wire type).
+    Eight,
+}
+
+impl FixedWidth {
+    const fn bytes(self) -> usize {
+        match self {
+            Self::Four => 4,
+            Self::Eight => 8,
+        }
+    }
+
+    const fn wire_type(self) -> WireType {
+        match self {
+            Self::Four => WireType::Fixed32,
+            Self::Eight => WireType::Fixed64,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -121,6 +162,12 @@ const fn repeated(name: &'static str, ty: Type) -> Field {
 const INT64: Type = Type::Scalar(Scalar::Int64);
 const ENUM: Type = Type::Scalar(Scalar::Enum);
 const BOOL: Type = Type::Scalar(Scalar::Bool);
+const INT32: Type = Type::Scalar(Scalar::Int32);
+const UINT32: Type = Type::Scalar(Scalar::UInt32);
+const UINT64: Type = Type::Scalar(Scalar::UInt64);
+const FLOAT: Type = Type::Fixed(FixedWidth::Four);
+const DOUBLE: Type = Type::Fixed(FixedWidth::Eight);
+const BYTES: Type = Type::Bytes;
 
 /// Fields 2–6 (field 1 is the reserved `rank`, so unknown).
 const SHAPE: &[Field] = &[
@@ -162,8 +209,48 @@ const TILE: &[Field] = &[repeated("dimensions", INT64)];
 
 const SPLIT_CONFIG: &[Field] = &[singular("dimension", INT64), repeated("split_indices", INT64)];
 
-/// One more than the highest known field number (17, `split_configs`).
-const FIELD_SLOTS: usize = 18;
+/// Fields 1–36 of `LiteralProto`, by number (numbers are upstream's, not declaration order).
+const LITERAL: &[Field] = &[
+    singular("shape", Type::Message(MessageKind::Shape)),
+    repeated("preds", BOOL),
+    singular("u8s", BYTES),
+    repeated("s32s", INT32),
+    repeated("s64s", INT64),
+    repeated("u32s", UINT32),
+    repeated("u64s", UINT64),
+    repeated("f32s", FLOAT),
+    repeated("f64s", DOUBLE),
+    repeated("tuple_literals", Type::Message(MessageKind::Literal)),
+    singular("f16s", BYTES),
+    repeated("c64s", FLOAT),
+    singular("bf16s", BYTES),
+    repeated("sparse_indices", INT64),
+    singular("s8s", BYTES),
+    singular("u16s", BYTES),
+    singular("s16s", BYTES),
+    repeated("c128s", DOUBLE),
+    singular("f8e5m2s", BYTES),
+    singular("f8e4m3fns", BYTES),
+    singular("s4s", BYTES),
+    singular("u4s", BYTES),
+    singular("f8e4m3b11fnuzs", BYTES),
+    singular("f8e5m2fnuzs", BYTES),
+    singular("f8e4m3fnuzs", BYTES),
+    singular("s2s", BYTES),
+    singular("u2s", BYTES),
+    singular("f8e4m3s", BYTES),
+    singular("f8e3m4s", BYTES),
+    singular("s1s", BYTES),
+    singular("u1s", BYTES),
+    singular("f4e2m1fns", BYTES),
+    singular("f8e8m0fnus", BYTES),
+    repeated("dynamic_sizes", INT32),
+    singular("f6e3m2fns", BYTES),
+    singular("f6e2m3fns", BYTES),
+];
+
+/// One more than the highest known field number (36, `LiteralProto.f6e2m3fns`).
+const FIELD_SLOTS: usize = 37;
 
 /// A decoded varint and whether it used more bytes than its value needs.
 #[derive(Debug, Clone, Copy)]
@@ -231,7 +318,7 @@ struct Frame {
     /// The highest known field number so far.
     max: u32,
     /// Bit `n` set: field `n` has appeared.
-    seen: u32,
+    seen: u64,
     /// Elements (repeated fields) read so far, by field number: the index of the next one.
     counts: [usize; FIELD_SLOTS],
     /// Bit `k` of entry `n`: field `n` already reported non-canonical kind `k`.
@@ -509,6 +596,13 @@ impl Scanner {
                     })?;
                     self.message(inner, target.child(number), body, element_path, depth.saturating_add(1))?;
                 }
+                (Type::Fixed(width), wire) if wire == width.wire_type() => {
+                    self.unpacked_fixed(&mut frame, number, width, data, &mut pos, field_path)?;
+                }
+                (Type::Fixed(width), WireType::Len) => {
+                    self.packed_fixed(&mut frame, number, width, data, &mut pos, field_path)?;
+                }
+                (Type::Bytes, WireType::Len) => self.bytes(&mut frame, number, data, &mut pos, field_path)?,
                 (Type::String, WireType::Len) => {
                     let index = frame.next_index(number);
                     let element_path = path.index(field.name, index);
@@ -523,7 +617,11 @@ impl Scanner {
                     target.string(number, text);
                 }
                 (ty, _) => {
-                    let expected = if matches!(ty, Type::Scalar(_)) { WireType::Varint } else { WireType::Len };
+                    let expected = match ty {
+                        Type::Scalar(_) => WireType::Varint,
+                        Type::Fixed(width) => width.wire_type(),
+                        Type::Message(_) | Type::String | Type::Bytes => WireType::Len,
+                    };
                     return Err(self.malformed(
                         field_path,
                         &format!("wire type is {wire_type}, expected {expected} (field {number})"),
@@ -534,10 +632,65 @@ impl Scanner {
         Ok(())
     }
 
+    /// One `float` or `double` written unpacked (every such field is repeated).
+    fn unpacked_fixed(
+        &mut self,
+        frame: &mut Frame,
+        number: u32,
+        width: FixedWidth,
+        data: &[u8],
+        pos: &mut usize,
+        path: Path<'_>,
+    ) -> Result<()> {
+        let remaining = data.len().saturating_sub(*pos);
+        if remaining < width.bytes() {
+            return Err(self.malformed(path, &format!("field {number} needs {} bytes, fewer remain", width.bytes())));
+        }
+        *pos = pos.saturating_add(width.bytes());
+        self.non_canonical(frame, number, NonCanonicalKind::Unpacked, || path.to_field_path());
+        frame.next_index(number);
+        Ok(())
+    }
+
+    /// A `bytes` field (always singular here): any content; empty is an explicit default.
+    fn bytes(&mut self, frame: &mut Frame, number: u32, data: &[u8], pos: &mut usize, path: Path<'_>) -> Result<()> {
+        let value = self.payload(data, pos, path, |s| {
+            s.non_canonical(frame, number, NonCanonicalKind::OverlongVarint, || path.to_field_path());
+        })?;
+        if value.is_empty() {
+            self.non_canonical(frame, number, NonCanonicalKind::ExplicitDefault, || path.to_field_path());
+        }
+        Ok(())
+    }
+
+    /// A packed `float` or `double` record: its length must be a whole number of values.
+    fn packed_fixed(
+        &mut self,
+        frame: &mut Frame,
+        number: u32,
+        width: FixedWidth,
+        data: &[u8],
+        pos: &mut usize,
+        path: Path<'_>,
+    ) -> Result<()> {
+        let packed = self.payload(data, pos, path, |s| {
+            s.non_canonical(frame, number, NonCanonicalKind::OverlongVarint, || path.to_field_path());
+        })?;
+        if packed.is_empty() {
+            self.non_canonical(frame, number, NonCanonicalKind::EmptyPacked, || path.to_field_path());
+        }
+        let (count, rest) = (packed.len().div_euclid(width.bytes()), packed.len().rem_euclid(width.bytes()));
+        if rest != 0 {
+            return Err(self.malformed(path, "packed field ends inside a fixed-width value"));
+        }
+        frame.set_count(number, frame.count(number).saturating_add(count));
+        Ok(())
+    }
+
     /// Where a known field appears relative to the fields before it in the same message.
     #[inline]
     fn placement(&mut self, frame: &mut Frame, number: u32, field: Field, wire_type: WireType, path: Path<'_>) {
-        let bit = 1u32.checked_shl(number).unwrap_or(0);
+        let bit = 1u64.checked_shl(number).unwrap_or(0);
         let problem = if frame.seen & bit == 0 {
             (number < frame.max).then_some(NonCanonicalKind::OutOfOrder)
         } else if !field.repeated {
@@ -545,7 +698,7 @@ impl Scanner {
         } else {
             // A second packed record is a split even right after the first; an unpacked element
             // right after another is reported as `Unpacked` instead.
-            let packed = matches!(field.ty, Type::Scalar(_)) && wire_type == WireType::Len;
+            let packed = matches!(field.ty, Type::Scalar(_) | Type::Fixed(_)) && wire_type == WireType::Len;
             (frame.last != number || packed).then_some(NonCanonicalKind::Split)
         };
         if let Some(kind) = problem {
@@ -787,6 +940,7 @@ mod tests {
             MessageKind::ProgramShape,
             MessageKind::Tile,
             MessageKind::SplitConfig,
+            MessageKind::Literal,
         ];
         for kind in kinds {
             let message = file.message_type.iter().find(|m| m.name() == kind.name()).unwrap();
@@ -802,6 +956,12 @@ mod tests {
                     T::Int64 => INT64,
                     T::Enum => ENUM,
                     T::Bool => BOOL,
+                    T::Int32 => INT32,
+                    T::Uint32 => UINT32,
+                    T::Uint64 => UINT64,
+                    T::Float => FLOAT,
+                    T::Double => DOUBLE,
+                    T::Bytes => BYTES,
                     T::String => Type::String,
                     T::Message => {
                         let name = descriptor.type_name().trim_start_matches(".xla.");

@@ -14,12 +14,14 @@ use std::fmt;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 mod kind;
+mod literal;
 mod path;
 mod problem;
 mod relayout;
 mod wire;
 
 pub use kind::{Limit, Quantity, RangeKind, ShapeCategory, SparseField};
+pub use literal::{LiteralError, LiteralProblem};
 pub use path::FieldPath;
 pub use problem::{ArgumentProblem, CopyMismatch, Extreme, LayoutProblem, StructureProblem};
 pub use relayout::{RelayoutProblem, RelayoutSide};
@@ -245,6 +247,10 @@ pub enum Error {
         dimension: usize,
     },
 
+    /// A `LiteralProto` does not hold the values its shape describes.
+    #[error("invalid literal at {}: {}", .0.path, .0.problem)]
+    Literal(Box<LiteralError>),
+
     /// A relayout's endpoints do not describe the same array, or a buffer or strided view does
     /// not fit (boxed: keeps `Error` small).
     #[error("relayout: {0}")]
@@ -321,6 +327,7 @@ impl Error {
             | Self::MissingLayout { path, .. }
             | Self::InvalidLayout { path, .. }
             | Self::SparseUnsupported { path, .. } => Some(path),
+            Self::Literal(error) => Some(&error.path),
             _ => None,
         }
     }

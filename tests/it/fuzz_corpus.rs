@@ -59,6 +59,11 @@ fn text_corpus() {
 }
 
 #[test]
+fn literal_corpus() {
+    replay("literal", checks::literal);
+}
+
+#[test]
 fn index_corpus() {
     replay("index", checks::index);
 }

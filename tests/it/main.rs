@@ -20,6 +20,7 @@ mod cli_hlo;
 mod cli_lost;
 #[cfg(feature = "cli")]
 mod cli_relayout;
+mod cli_values;
 mod codec;
 #[cfg(feature = "draw")]
 mod draw;
@@ -27,6 +28,7 @@ mod equality;
 mod fuzz_corpus;
 mod hlo;
 mod index;
+mod literal;
 mod make;
 mod padding;
 mod relayout;

@@ -25,6 +25,12 @@ fn enumeration<'a>(file: &'a FileDescriptorProto, name: &str) -> &'a EnumDescrip
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ty<'a> {
     Int64,
+    Int32,
+    UInt32,
+    UInt64,
+    Float,
+    Double,
+    Bytes,
     Bool,
     String,
     Enum(&'a str),
@@ -86,6 +92,47 @@ const PROGRAM_SHAPE: &[Row<'static>] = &[
     ("parameter_names", 3, Ty::String, Repeated),
 ];
 
+/// `LiteralProto`, as compiled into jaxlib 0.10.2 (its embedded descriptor of `xla/xla_data.proto`),
+/// sorted by number.
+const LITERAL: &[Row<'static>] = &[
+    ("shape", 1, Ty::Message("ShapeProto"), Singular),
+    ("preds", 2, Ty::Bool, Packed),
+    ("u8s", 3, Ty::Bytes, Singular),
+    ("s32s", 4, Ty::Int32, Packed),
+    ("s64s", 5, Ty::Int64, Packed),
+    ("u32s", 6, Ty::UInt32, Packed),
+    ("u64s", 7, Ty::UInt64, Packed),
+    ("f32s", 8, Ty::Float, Packed),
+    ("f64s", 9, Ty::Double, Packed),
+    ("tuple_literals", 10, Ty::Message("LiteralProto"), Repeated),
+    ("f16s", 11, Ty::Bytes, Singular),
+    ("c64s", 12, Ty::Float, Packed),
+    ("bf16s", 13, Ty::Bytes, Singular),
+    ("sparse_indices", 14, Ty::Int64, Packed),
+    ("s8s", 15, Ty::Bytes, Singular),
+    ("u16s", 16, Ty::Bytes, Singular),
+    ("s16s", 17, Ty::Bytes, Singular),
+    ("c128s", 18, Ty::Double, Packed),
+    ("f8e5m2s", 19, Ty::Bytes, Singular),
+    ("f8e4m3fns", 20, Ty::Bytes, Singular),
+    ("s4s", 21, Ty::Bytes, Singular),
+    ("u4s", 22, Ty::Bytes, Singular),
+    ("f8e4m3b11fnuzs", 23, Ty::Bytes, Singular),
+    ("f8e5m2fnuzs", 24, Ty::Bytes, Singular),
+    ("f8e4m3fnuzs", 25, Ty::Bytes, Singular),
+    ("s2s", 26, Ty::Bytes, Singular),
+    ("u2s", 27, Ty::Bytes, Singular),
+    ("f8e4m3s", 28, Ty::Bytes, Singular),
+    ("f8e3m4s", 29, Ty::Bytes, Singular),
+    ("s1s", 30, Ty::Bytes, Singular),
+    ("u1s", 31, Ty::Bytes, Singular),
+    ("f4e2m1fns", 32, Ty::Bytes, Singular),
+    ("f8e8m0fnus", 33, Ty::Bytes, Singular),
+    ("dynamic_sizes", 34, Ty::Int32, Packed),
+    ("f6e3m2fns", 35, Ty::Bytes, Singular),
+    ("f6e2m3fns", 36, Ty::Bytes, Singular),
+];
+
 /// schema.md §2.1
 const PRIMITIVE_TYPES: &[(&str, i32)] = &[
     ("PRIMITIVE_TYPE_INVALID", 0),
@@ -144,13 +191,19 @@ fn declared<'a>(field: &'a FieldDescriptorProto, syntax: &str) -> (Ty<'a>, Lbl) 
     };
     let ty = match field.r#type() {
         Type::Int64 => Ty::Int64,
+        Type::Int32 => Ty::Int32,
+        Type::Uint32 => Ty::UInt32,
+        Type::Uint64 => Ty::UInt64,
+        Type::Float => Ty::Float,
+        Type::Double => Ty::Double,
+        Type::Bytes => Ty::Bytes,
         Type::Bool => Ty::Bool,
         Type::String => Ty::String,
         Type::Enum => Ty::Enum(reference("enum")),
         Type::Message => Ty::Message(reference("message")),
         other => panic!("unexpected type {other:?} for {}", field.name()),
     };
-    let scalar = matches!(ty, Ty::Int64 | Ty::Bool | Ty::Enum(_));
+    let scalar = !matches!(ty, Ty::String | Ty::Bytes | Ty::Message(_));
     // proto3 packs repeated scalars unless `[packed = false]`; proto2 only with `[packed = true]`.
     let packed = field.options.as_ref().and_then(|o| o.packed).unwrap_or(syntax == "proto3");
     let label = match field.label() {
@@ -194,7 +247,10 @@ fn file_level_facts() {
     assert!(file.dependency.is_empty());
     let mut messages: Vec<&str> = file.message_type.iter().map(DescriptorProto::name).collect();
     messages.sort_unstable();
-    assert_eq!(messages, ["LayoutProto", "ProgramShapeProto", "ShapeProto", "SplitConfigProto", "TileProto"]);
+    assert_eq!(
+        messages,
+        ["LayoutProto", "LiteralProto", "ProgramShapeProto", "ShapeProto", "SplitConfigProto", "TileProto"]
+    );
     let mut enums: Vec<&str> = file.enum_type.iter().map(EnumDescriptorProto::name).collect();
     enums.sort_unstable();
     assert_eq!(enums, ["DimLevelType", "Format", "PaddingValue", "PrimitiveType"]);
@@ -209,6 +265,7 @@ fn message_fields_match_the_spec() {
     check_message(&file, "LayoutProto", LAYOUT);
     check_message(&file, "ShapeProto", SHAPE);
     check_message(&file, "ProgramShapeProto", PROGRAM_SHAPE);
+    check_message(&file, "LiteralProto", LITERAL);
 }
 
 /// schema.md §3.4: `reserved 1; reserved "rank";`.

@@ -10,6 +10,7 @@ pub mod map;
 pub mod offset;
 pub mod relayout;
 pub mod validate;
+pub mod values;
 
 use crate::{ArrayShape, ShapeBuf};
 

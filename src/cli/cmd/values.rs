@@ -1,0 +1,238 @@
+//! `values`: the literals of a serialized HLO module, `HloProto`, `HloSnapshot` or bare
+//! `LiteralProto` — one line per constant, argument and result, with its shape and its values in
+//! XLA's text; typed JSON; `.npy` files.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::hlo::{self, HloMessage, SitedLiteral};
+use crate::literal::{ArrayLiteral, Literal, Values};
+use crate::primitive::PrimitiveType;
+use crate::proto::LiteralProto;
+use crate::{Shape, codec};
+
+use crate::cli::Io;
+use crate::cli::args::{ValuesArgs, ValuesType};
+use crate::cli::fail::{Failure, Status};
+use crate::cli::input;
+use crate::cli::output::{self, Reply};
+
+/// A literal's site as text, and as a file name stem for `--npy`.
+struct Site {
+    text: String,
+    stem: String,
+}
+
+fn site(sited: &SitedLiteral<'_>) -> Site {
+    let text = sited.site.to_string();
+    let stem = text.replace(['/', '['], ".").replace(']', "");
+    Site { text, stem }
+}
+
+/// XLA's text of a literal with arrays of more than `limit` elements elided; a tuple lists its
+/// elements (each elided on its own) instead of eliding as a whole.
+fn text(literal: &Literal<'_>, limit: Option<usize>) -> crate::Result<String> {
+    match literal {
+        Literal::Tuple(tuple) => {
+            let elements = tuple.elements().iter().map(|e| text(e, limit)).collect::<crate::Result<Vec<String>>>()?;
+            Ok(format!("( {} )", elements.join(", ")))
+        }
+        other => other.to_text(limit),
+    }
+}
+
+/// A float as JSON: a number when finite, else its XLA text (`nan`, `-inf`).
+fn float_json(x: f64) -> Value {
+    if x.is_finite() { json!(x) } else { json!(crate::literal::format_float_text(x)) }
+}
+
+/// An `f32` (or a narrower float) as JSON: its shortest decimal that reads back to it.
+fn f32_json(x: f32) -> Value {
+    if x.is_finite() {
+        format!("{x}").parse::<f64>().map_or(Value::Null, |v| json!(v))
+    } else {
+        float_json(f64::from(x))
+    }
+}
+
+/// The values, flat in row-major order, as typed JSON.
+fn values_json(values: &Values) -> Value {
+    fn list<T>(v: &[T], f: impl Fn(&T) -> Value) -> Value {
+        Value::Array(v.iter().map(f).collect())
+    }
+    match values {
+        Values::Pred(v) => list(v, |x| json!(x)),
+        Values::S8(v) => list(v, |x| json!(x)),
+        Values::S16(v) => list(v, |x| json!(x)),
+        Values::S32(v) => list(v, |x| json!(x)),
+        Values::S64(v) => list(v, |x| json!(x)),
+        Values::U8(v) => list(v, |x| json!(x)),
+        Values::U16(v) => list(v, |x| json!(x)),
+        Values::U32(v) => list(v, |x| json!(x)),
+        Values::U64(v) => list(v, |x| json!(x)),
+        Values::F16(v) => list(v, |x| f32_json(x.to_f32())),
+        Values::BF16(v) => list(v, |x| f32_json(x.to_f32())),
+        Values::F32(v) => list(v, |x| f32_json(*x)),
+        Values::F64(v) => list(v, |x| float_json(*x)),
+        Values::C64(v) => list(v, |c| json!([f32_json(c.re), f32_json(c.im)])),
+        Values::C128(v) => list(v, |c| json!([float_json(c.re), float_json(c.im)])),
+        Values::Small(v) => list(v, |x| f32_json(x.to_f32())),
+    }
+}
+
+/// The typed JSON of a literal: arrays with their element type, dimensions and (unless elided)
+/// flat row-major values; tuples as their elements.
+fn literal_json(literal: &Literal<'_>, limit: Option<usize>) -> crate::Result<Value> {
+    Ok(match literal {
+        Literal::Token => json!({ "token": true }),
+        Literal::Tuple(tuple) => {
+            let elements =
+                tuple.elements().iter().map(|e| literal_json(e, limit)).collect::<crate::Result<Vec<_>>>()?;
+            json!({ "tuple": elements })
+        }
+        Literal::Array(array) => {
+            let elided = limit.is_some_and(|limit| array.element_count() > limit);
+            json!({
+                "element_type": array.element_type().name(),
+                "dimensions": array.shape().dimensions(),
+                "dynamic_sizes": if array.proto().dynamic_sizes.is_empty() { Value::Null } else { json!(array.proto().dynamic_sizes) },
+                "elided": elided,
+                "values": if elided { Value::Null } else { values_json(&array.values()?) },
+            })
+        }
+    })
+}
+
+/// Writes one `.npy` per array of `literal` (tuple elements get `.0`, `.1`, … suffixes); types
+/// numpy lacks (bf16, the small floats, the sub-byte integers) are skipped with a warning.
+fn write_npy(dir: &Path, stem: &str, literal: &Literal<'_>, warnings: &mut Vec<String>) -> Result<(), Failure> {
+    match literal {
+        Literal::Token => Ok(()),
+        Literal::Tuple(tuple) => {
+            for (i, element) in tuple.elements().iter().enumerate() {
+                write_npy(dir, &format!("{stem}.{i}"), element, warnings)?;
+            }
+            Ok(())
+        }
+        Literal::Array(array) => write_array_npy(&dir.join(format!("{stem}.npy")), array, warnings),
+    }
+}
+
+fn write_array_npy(path: &PathBuf, array: &ArrayLiteral<'_>, warnings: &mut Vec<String>) -> Result<(), Failure> {
+    use npyz::WriterBuilder;
+    let ty = array.element_type();
+    let values = array.values()?;
+    if ty.is_sub_byte() || ty == PrimitiveType::BF16 || matches!(values, Values::Small(_)) {
+        warnings.push(format!("{}: numpy has no {ty} type; no .npy written", path.display()));
+        return Ok(());
+    }
+    let shape: Vec<u64> = array.shape().dimensions().iter().map(|&d| u64::try_from(d).unwrap_or(0)).collect();
+    let fail = |e: std::io::Error| Failure::invalid(format!("cannot write {}: {e}", path.display()));
+    let file = fs::File::create(path).map_err(fail)?;
+    let writer = std::io::BufWriter::new(file);
+    macro_rules! write_all {
+        ($v:expr, $t:ty) => {{
+            let mut out = npyz::WriteOptions::<$t>::new()
+                .default_dtype()
+                .shape(&shape)
+                .writer(writer)
+                .begin_nd()
+                .map_err(fail)?;
+            out.extend($v.iter().copied()).map_err(fail)?;
+            out.finish().map_err(fail)
+        }};
+    }
+    match values {
+        Values::Pred(v) => write_all!(v, bool),
+        Values::S8(v) => write_all!(v, i8),
+        Values::S16(v) => write_all!(v, i16),
+        Values::S32(v) => write_all!(v, i32),
+        Values::S64(v) => write_all!(v, i64),
+        Values::U8(v) => write_all!(v, u8),
+        Values::U16(v) => write_all!(v, u16),
+        Values::U32(v) => write_all!(v, u32),
+        Values::U64(v) => write_all!(v, u64),
+        Values::F16(v) => write_all!(v, half::f16),
+        Values::F32(v) => write_all!(v, f32),
+        Values::F64(v) => write_all!(v, f64),
+        Values::C64(v) => write_all!(v, num_complex::Complex<f32>),
+        Values::C128(v) => write_all!(v, num_complex::Complex<f64>),
+        _ => Ok(()),
+    }
+}
+
+/// The raw literals of the input, with their sites.
+fn reply(args: &ValuesArgs, bytes: &[u8], io_dir: Option<&Path>) -> Result<Reply, Failure> {
+    if bytes.is_empty() {
+        return Err(Failure::invalid("empty input: no bytes"));
+    }
+    let limit = if args.all { None } else { Some(args.limit) };
+    let sited: Vec<SitedLiteral<'_>> = match args.message {
+        ValuesType::Literal => vec![SitedLiteral { site: hlo::LiteralSite::Result, bytes }],
+        ValuesType::Snapshot => hlo::literals(bytes, HloMessage::Snapshot)?,
+        ValuesType::Module => hlo::literals(bytes, HloMessage::Module)?,
+        ValuesType::Proto => hlo::literals(bytes, HloMessage::Proto)?,
+    };
+    let mut lines = Vec::new();
+    let mut entries = Vec::new();
+    let mut invalid = Vec::new();
+    let mut warnings = Vec::new();
+    for sited in &sited {
+        let Site { text: where_, stem } = if args.message == ValuesType::Literal {
+            Site { text: "literal".to_owned(), stem: "literal".to_owned() }
+        } else {
+            site(sited)
+        };
+        // What prost would drop or normalize in the literal is named; the values still print.
+        let decoded = codec::decode_lenient::<LiteralProto>(sited.bytes)
+            .map_err(|e| Failure::invalid(format!("{where_}: {e}")))?;
+        warnings.extend(decoded.report.to_string().lines().map(|l| format!("{where_} / {l}")));
+        let proto = decoded.message;
+        let shape = proto
+            .shape
+            .as_ref()
+            .and_then(|s| Shape::try_new_optional_layout(s).ok())
+            .map_or_else(|| "?".to_owned(), |s| s.to_string());
+        match Literal::try_new(&proto) {
+            Ok(literal) => {
+                let printed = text(&literal, limit)?;
+                lines.push(format!("{where_}: {shape} {printed}"));
+                let value = literal_json(&literal, limit)?;
+                entries.push(json!({ "site": where_, "shape": shape, "valid": true, "text": printed, "value": value }));
+                if let Some(dir) = io_dir {
+                    write_npy(dir, &stem, &literal, &mut warnings)?;
+                }
+            }
+            Err(error) => {
+                lines.push(format!("{where_}: {shape}  [invalid: {error}]"));
+                entries.push(json!({ "site": where_, "shape": shape, "valid": false, "error": error.to_string() }));
+                invalid.push(format!("{where_}: {error}"));
+            }
+        }
+    }
+    if lines.is_empty() {
+        lines.push("no literals".to_owned());
+    }
+    let error = invalid.first().map(|first| format!("{} invalid literal(s); first: {first}", invalid.len()));
+    let json = json!({ "literals": entries, "invalid": invalid.len() });
+    Ok(Reply { text: lines.join("\n"), json, error, warnings })
+}
+
+pub fn run(args: &ValuesArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
+    if let Some(dir) = &args.npy {
+        fs::create_dir_all(dir).map_err(|e| Failure::invalid(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    if args.output.lines {
+        // One output line per file: its literals joined by "; ".
+        return output::each_line(io, args.output.json, input::LineKind::Path, |line| {
+            let bytes = input::read_whole(None, Some(Path::new(line)))?;
+            let mut reply = reply(args, &bytes, args.npy.as_deref())?;
+            reply.text = format!("{line}: {}", reply.text.replace('\n', "; "));
+            Ok(reply)
+        });
+    }
+    let bytes = input::read_whole(Some(&mut *io.stdin), args.file.as_deref())?;
+    output::emit(io, &reply(args, &bytes, args.npy.as_deref())?, args.output.json)
+}
