@@ -8,22 +8,15 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::nested_tuple_bytes;
 use xla_shape::proto::ShapeProto;
 use xla_shape::{Shape, codec, text};
 
 const TEN_MB: usize = 10_000_000;
-
-/// `levels` tuples nested in one another, around `f32[]`, as bytes.
-fn nested_tuple_bytes(levels: usize) -> Vec<u8> {
-    let mut bytes = vec![0x10, 0x0d];
-    for _ in 0..levels {
-        let mut outer = vec![0x10, 0x0d, 0x22];
-        xla_shape::prost::encoding::encode_varint(bytes.len() as u64, &mut outer);
-        outer.extend_from_slice(&bytes);
-        bytes = outer;
-    }
-    bytes
-}
 
 fn hostile(c: &mut Criterion) {
     let mut group = c.benchmark_group("hostile");

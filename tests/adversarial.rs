@@ -17,7 +17,7 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use common::bytes_from_hex;
+use common::{bytes_from_hex, nested_tuple_bytes};
 use libtest_mimic::{Arguments, Trial};
 use std::process::{Command, ExitCode};
 
@@ -248,18 +248,6 @@ fn claimed_lengths_of_2_gib() {
         let result = codec::decode::<ProgramShapeProto>(&program[..]);
         assert!(matches!(result, Err(Error::Decode { .. })), "{result:?}");
     });
-}
-
-/// `levels` tuples nested in one another on the wire, around `()`.
-fn nested_tuple_bytes(levels: usize) -> Vec<u8> {
-    let mut bytes = vec![0x10, 0x0d];
-    for _ in 0..levels {
-        let mut outer = vec![0x10, 0x0d, 0x22];
-        xla_shape::prost::encoding::encode_varint(bytes.len() as u64, &mut outer);
-        outer.extend_from_slice(&bytes);
-        bytes = outer;
-    }
-    bytes
 }
 
 /// `levels` tuples nested in one another in memory, around `()`.

@@ -40,3 +40,15 @@ pub fn run_cli(args: &[&str], stdin: &[u8]) -> (u8, String, String) {
     let status = xla_shape::cli::run(command_line, &mut &stdin[..], &mut stdout, &mut stderr);
     (status, String::from_utf8(stdout).unwrap(), String::from_utf8(stderr).unwrap())
 }
+
+/// `levels` tuples nested in one another on the wire, around `()`.
+pub fn nested_tuple_bytes(levels: usize) -> Vec<u8> {
+    let mut bytes = vec![0x10, 0x0d];
+    for _ in 0..levels {
+        let mut outer = vec![0x10, 0x0d, 0x22];
+        xla_shape::prost::encoding::encode_varint(bytes.len() as u64, &mut outer);
+        outer.extend_from_slice(&bytes);
+        bytes = outer;
+    }
+    bytes
+}
