@@ -20,6 +20,7 @@ mod cli_hlo;
 mod cli_lost;
 #[cfg(feature = "cli")]
 mod cli_relayout;
+#[cfg(feature = "cli")]
 mod cli_values;
 mod codec;
 #[cfg(feature = "draw")]
