@@ -2,6 +2,11 @@
 //! same bytes, a naive odometer loop, ndarray's `assign` of a permuted view, and for tiled and
 //! sub-byte cases the per-element `PhysicalMap` loop.
 //!
+//! Every plan runs on one thread (with feature `rayon`, inside a one-thread pool; the
+//! `t2d_512MiB_threads` group compares one and two). `plan` is the default plan (streaming
+//! stores for these 64 MiB destinations on x86-64); `plan_cached` is the same plan with ordinary
+//! stores, the safe kernel the streaming one must beat by 1.5× to keep its `unsafe`.
+//!
 //! Buffers are anonymous maps advised `NoHugePage` (4 KiB pages) or `HugePage` (transparent
 //! huge pages; the `/huge` groups). The cases move 64 MiB (s4: 32 MiB packed, 64 MiB unpacked):
 //! run with short times, e.g.
@@ -15,7 +20,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use memmap2::{Advice, MmapMut};
 use ndarray::ShapeBuilder;
 use std::hint::black_box;
-use xla_shape::relayout::RelayoutPlan;
+use xla_shape::relayout::{RelayoutPlan, StorePolicy};
 use xla_shape::{PhysicalMap, ShapeBuf};
 
 /// A relayout case: the shapes, and the same move written as a strided copy for the baselines
@@ -187,6 +192,20 @@ fn physical_loop<const N: usize>(src: &[u8], dst: &mut [u8], a: &PhysicalMap, b:
     }
 }
 
+/// Runs a plan on one thread: with feature `rayon`, inside a one-thread pool, so that no plan
+/// splits its boxes over the global pool's threads.
+fn run_alone(plan: &RelayoutPlan, src: &[u8], dst: &mut [u8]) {
+    #[cfg(feature = "rayon")]
+    {
+        thread_local! {
+            static POOL: rayon::ThreadPool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a pool");
+        }
+        POOL.with(|pool| pool.install(|| plan.run(src, dst).unwrap()));
+    }
+    #[cfg(not(feature = "rayon"))]
+    plan.run(src, dst).unwrap();
+}
+
 fn shape(text: &str) -> ShapeBuf {
     text.parse().expect("bench shape")
 }
@@ -213,6 +232,7 @@ fn bench_case(c: &mut Criterion, case: &Case, huge: bool) {
     let (src_shape, dst_shape) = (shape(case.src), shape(case.dst));
     let (a, b) = (src_shape.as_array().unwrap(), dst_shape.as_array().unwrap());
     let plan = RelayoutPlan::new(a, b).unwrap();
+    let cached = RelayoutPlan::with_stores(a, b, StorePolicy::Cached).unwrap();
     let width = a.element_type().byte_width().unwrap() as usize;
     let src = buffer(plan.src_len(), huge);
     let mut dst = buffer(plan.dst_len(), huge);
@@ -222,10 +242,13 @@ fn bench_case(c: &mut Criterion, case: &Case, huge: bool) {
     group.throughput(Throughput::Bytes(plan.dst_len() as u64));
     group.sample_size(10);
     group.bench_function("memcpy", |bench| bench.iter(|| dst.copy_from_slice(black_box(&copy_src))));
-    group.bench_function("plan", |bench| bench.iter(|| plan.run(black_box(&src), &mut dst).unwrap()));
-    // Correctness of the baselines: they agree with the plan.
+    group.bench_function("plan", |bench| bench.iter(|| run_alone(&plan, black_box(&src), &mut dst)));
+    group.bench_function("plan_cached", |bench| bench.iter(|| run_alone(&cached, black_box(&src), &mut dst)));
+    // Correctness of the baselines: they agree with the plan, and so does the cached plan.
     let mut check = vec![0u8; plan.dst_len()];
     plan.run(&src, &mut check).unwrap();
+    cached.run(&src, &mut dst).unwrap();
+    assert!(dst[..] == check[..], "the cached plan disagrees");
     match width {
         4 => baselines::<4, u32>(&mut group, case, &src, &mut dst, &check),
         _ => baselines::<2, u16>(&mut group, case, &src, &mut dst, &check),
@@ -264,7 +287,7 @@ fn bench_s4(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(plan.dst_len() as u64));
         group.sample_size(10);
         group.bench_function("memcpy", |bench| bench.iter(|| dst.copy_from_slice(black_box(&copy_src))));
-        group.bench_function("plan", |bench| bench.iter(|| plan.run(black_box(&src), &mut dst).unwrap()));
+        group.bench_function("plan", |bench| bench.iter(|| run_alone(&plan, black_box(&src), &mut dst)));
         let mut check = vec![0u8; plan.dst_len()];
         plan.run(&src, &mut check).unwrap();
         let (sb, db) = (ma.bits_per_slot(), mb.bits_per_slot());

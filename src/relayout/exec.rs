@@ -3,7 +3,7 @@
 
 use super::endpoint::{Prefill, Resolved};
 use super::kernel;
-use super::plan::{Block, Kernel, Strategy, Unit};
+use super::plan::{Block, Kernel, Stores, Strategy, Unit};
 use crate::error::{Error, RelayoutProblem, RelayoutSide, Result};
 
 /// Checks a buffer's length against its side: exact for a layout, at least for a view.
@@ -49,18 +49,17 @@ pub(crate) fn prefill(dst: &Resolved, buf: &mut [u8]) {
 /// Moves every element.
 pub(crate) fn execute(strategy: &Strategy, src_side: &Resolved, dst_side: &Resolved, src: &[u8], dst: &mut [u8]) {
     match strategy {
-        Strategy::Identity => {
-            if let Some(from) = src.get(..dst.len()) {
-                dst.copy_from_slice(from);
-            }
+        Strategy::Identity { stores } => {
+            let len = dst.len();
+            kernel::rows(src, dst, 0, 0, &[], len, *stores);
         }
-        Strategy::Boxes { unit, blocks } => {
+        Strategy::Boxes { unit, blocks, stores } => {
             for block in blocks {
                 #[cfg(feature = "rayon")]
-                if parallel::run_block(*unit, block, src, dst) {
+                if parallel::run_block(*unit, *stores, block, src, dst) {
                     continue;
                 }
-                run_block(*unit, block, src, dst);
+                run_block(*unit, *stores, block, src, dst);
             }
         }
         Strategy::General { unit } => general(*unit, src_side, dst_side, src, dst),
@@ -68,20 +67,29 @@ pub(crate) fn execute(strategy: &Strategy, src_side: &Resolved, dst_side: &Resol
 }
 
 /// One box with its kernel.
-pub(crate) fn run_block(unit: Unit, block: &Block, src: &[u8], dst: &mut [u8]) {
-    run_kernel(unit, block.kernel, block.src, block.dst, &block.axes, src, dst);
+pub(crate) fn run_block(unit: Unit, stores: Stores, block: &Block, src: &[u8], dst: &mut [u8]) {
+    run_kernel(unit, stores, block.kernel, (block.src, block.dst), &block.axes, src, dst);
 }
 
-/// A kernel on a box given by its parts.
-fn run_kernel(unit: Unit, kernel: Kernel, s: i64, d: i64, axes: &[super::plan::Axis], src: &[u8], dst: &mut [u8]) {
+/// A kernel on a box given by its parts (`at`: the box's source and destination offsets).
+fn run_kernel(
+    unit: Unit,
+    stores: Stores,
+    kernel: Kernel,
+    at: (i64, i64),
+    axes: &[super::plan::Axis],
+    src: &[u8],
+    dst: &mut [u8],
+) {
+    let (s, d) = at;
     match (unit, kernel) {
-        (Unit::Bytes { width }, Kernel::Rows) => kernel::rows(src, dst, s, d, axes, width),
+        (Unit::Bytes { width }, Kernel::Rows) => kernel::rows(src, dst, s, d, axes, width, stores),
         (Unit::Bytes { width }, Kernel::Transpose { src_minor }) => match width {
-            1 => kernel::transpose::<1>(src, dst, s, d, axes, src_minor),
-            2 => kernel::transpose::<2>(src, dst, s, d, axes, src_minor),
-            4 => kernel::transpose::<4>(src, dst, s, d, axes, src_minor),
-            8 => kernel::transpose::<8>(src, dst, s, d, axes, src_minor),
-            16 => kernel::transpose::<16>(src, dst, s, d, axes, src_minor),
+            1 => kernel::transpose::<1>(src, dst, (s, d), axes, src_minor, stores),
+            2 => kernel::transpose::<2>(src, dst, (s, d), axes, src_minor, stores),
+            4 => kernel::transpose::<4>(src, dst, (s, d), axes, src_minor, stores),
+            8 => kernel::transpose::<8>(src, dst, (s, d), axes, src_minor, stores),
+            16 => kernel::transpose::<16>(src, dst, (s, d), axes, src_minor, stores),
             _ => kernel::elements_dyn(src, dst, s, d, axes, width),
         },
         (Unit::Bytes { width }, _) => match width {
@@ -146,7 +154,7 @@ fn general(unit: Unit, a: &Resolved, b: &Resolved, src: &[u8], dst: &mut [u8]) {
 mod parallel {
     use rayon::prelude::*;
 
-    use super::{Block, Unit, run_kernel};
+    use super::{Block, Stores, Unit, run_kernel};
     use crate::relayout::plan::Axis;
 
     /// Boxes moving fewer bytes than this run on the calling thread.
@@ -161,7 +169,7 @@ mod parallel {
     // buffer, so the products and sums below stay within the buffer's length; `rest.len()` is
     // below MAX_AXES (checked), so the piece's axes fit the stack array.
     #[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
-    pub(super) fn run_block(unit: Unit, block: &Block, src: &[u8], dst: &mut [u8]) -> bool {
+    pub(super) fn run_block(unit: Unit, stores: Stores, block: &Block, src: &[u8], dst: &mut [u8]) -> bool {
         let Unit::Bytes { width } = unit else { return false };
         let Some((outer, rest)) = block.axes.split_first() else { return false };
         let threads = u64::try_from(rayon::current_num_threads()).unwrap_or(1);
@@ -193,7 +201,7 @@ mod parallel {
             axes[0] = Axis { extent: per.min(outer.extent - first), ..*outer };
             axes[1..=rest.len()].copy_from_slice(rest);
             let s = block.src + crate::memory::extent::to_i64(first) * outer.src;
-            run_kernel(unit, block.kernel, s, 0, &axes[..=rest.len()], src, piece);
+            run_kernel(unit, stores, block.kernel, (s, 0), &axes[..=rest.len()], src, piece);
         });
         true
     }

@@ -5,7 +5,8 @@
 //! Offsets are `i64` (strides may be negative); the plan guarantees that every element's offset
 //! is inside its buffer.
 
-use super::plan::Axis;
+use super::plan::{Axis, Stores};
+use super::stream;
 
 /// An offset as a slice position (`None` for a negative one, which the plan never produces).
 #[inline]
@@ -76,71 +77,135 @@ pub(crate) fn elements_dyn(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[A
     });
 }
 
-/// Whole rows: the innermost axis is contiguous on both sides.
-pub(crate) fn rows(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], width: usize) {
-    let Some((inner, outer)) = axes.split_last() else {
-        copy_run(src, dst, s, d, width);
+/// Whole rows: the innermost axis is contiguous on both sides (no axis: one run of `width`
+/// bytes).
+pub(crate) fn rows(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], width: usize, stores: Stores) {
+    let (len, outer) = match axes.split_last() {
+        Some((inner, outer)) => (usize::try_from(inner.extent).unwrap_or(0).wrapping_mul(width), outer),
+        None => (width, axes),
+    };
+    match stores {
+        Stores::Plain => odometer(outer, s, d, &mut |s, d| copy_run(src, dst, s, d, len)),
+        Stores::Streaming => {
+            odometer(outer, s, d, &mut |s, d| stream_run(src, dst, s, d, len));
+            stream::fence();
+        }
+    }
+}
+
+/// Copies `len` bytes, the destination's whole aligned lines with streaming stores.
+fn stream_run(src: &[u8], dst: &mut [u8], s: i64, d: i64, len: usize) {
+    let (Some(s), Some(d)) = (at(s), at(d)) else { return };
+    let (Some(from), Some(to)) = (src.get(s..s.wrapping_add(len)), dst.get_mut(d..d.wrapping_add(len))) else {
         return;
     };
-    let len = usize::try_from(inner.extent).unwrap_or(0).wrapping_mul(width);
-    odometer(outer, s, d, &mut |s, d| copy_run(src, dst, s, d, len));
+    // Up to the first 64-byte boundary, the lines, the tail: only the lines stream.
+    let head = to.as_ptr().align_offset(64).min(len);
+    let (to_head, to_lines) = to.split_at_mut(head);
+    let (from_head, from_lines) = from.split_at(head);
+    to_head.copy_from_slice(from_head);
+    let mut to_lines = to_lines.chunks_exact_mut(64);
+    let mut from_lines = from_lines.chunks_exact(64);
+    for (to, from) in (&mut to_lines).zip(&mut from_lines) {
+        store_line(to, from);
+    }
+    to_lines.into_remainder().copy_from_slice(from_lines.remainder());
+}
+
+/// One 64-byte line: streamed where it can be, else an ordinary copy.
+#[inline]
+fn store_line(to: &mut [u8], from: &[u8]) {
+    if let (Ok(to), Ok(from)) = (<&mut [u8; 64]>::try_from(&mut *to), <&[u8; 64]>::try_from(from)) {
+        if stream::store_line(to, from) {
+            return;
+        }
+    }
+    to.copy_from_slice(from);
 }
 
 /// The blocked 2-D transpose: `axes[src_minor]` is contiguous in the source, the last axis in
 /// the destination. Both are cut into blocks of one cache line (`M` elements); the odometer runs
 /// over every axis in destination order with the source-minor axis stepping by blocks, so the
 /// destination is written as `M` forward streams and every line on both sides is touched once.
-pub(crate) fn transpose<const N: usize>(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], src_minor: usize)
-where
+///
+/// With [`Stores::Streaming`] the band is one micro-tile wide: the plan has put the
+/// source-minor axis last among the outer axes, so each band reads `M` source rows from end to
+/// end, and the destination lines, written whole by streaming stores, may come in any order.
+pub(crate) fn transpose<const N: usize>(
+    src: &[u8],
+    dst: &mut [u8],
+    (s, d): (i64, i64),
+    axes: &[Axis],
+    src_minor: usize,
+    stores: Stores,
+) where
     Bytes<N>: Width,
 {
     let Some((&inner, outer)) = axes.split_last() else { return };
     let Some(&minor) = outer.get(src_minor) else { return };
-    walk::<N>(src, dst, outer, src_minor, (minor, inner), s, d, (0, 0, 0));
+    let band = match stores {
+        Stores::Plain => BAND_BYTES.checked_div(N as u64).unwrap_or(1),
+        Stores::Streaming => 1,
+    };
+    let walk = Walk { src, pair: (minor, inner), band, stores };
+    walk.run::<N>(dst, outer, src_minor, s, d, (0, 0, 0));
+    if stores == Stores::Streaming {
+        stream::fence();
+    }
 }
 
 /// Destination-minor columns per band: 2 KiB of destination row, so the source rows a band
 /// reads (one page each with 4 KiB pages) stay within the second-level TLB.
 const BAND_BYTES: u64 = 2048;
 
-/// The transpose's odometer (see [`transpose`]); once the walk has passed the source-minor axis,
-/// `block` is the block's height and the band of destination-minor columns `(height, j0, j1)`.
-#[allow(clippy::too_many_arguments)] // the walk's state, passed down the recursion
-fn walk<const N: usize>(
-    src: &[u8],
-    dst: &mut [u8],
-    outer: &[Axis],
-    src_minor: usize,
+/// What stays fixed along the transpose's odometer (see [`transpose`]).
+struct Walk<'a> {
+    src: &'a [u8],
+    /// The source-minor axis and the innermost (destination-minor) axis.
     pair: (Axis, Axis),
-    s: i64,
-    d: i64,
-    block: (u64, u64, u64),
-) where
-    Bytes<N>: Width,
-{
-    let Some((axis, rest)) = outer.split_first() else {
-        tiles::<N>(src, dst, s, d, pair, block);
-        return;
-    };
-    let next = src_minor.wrapping_sub(1);
-    if src_minor == 0 {
-        let m = <Bytes<N> as Width>::M as u64;
-        let inner = pair.1.extent;
-        let band = BAND_BYTES.checked_div(N as u64).unwrap_or(1).max(m);
-        let mut j0 = 0;
-        while j0 < inner {
-            let j1 = inner.min(j0.saturating_add(band));
-            let mut i = 0;
-            while i < axis.extent {
-                let height = m.min(axis.extent.wrapping_sub(i));
-                walk::<N>(src, dst, rest, next, pair, step(s, i, axis.src), step(d, i, axis.dst), (height, j0, j1));
-                i = i.wrapping_add(m);
+    /// Destination-minor columns per band, at least one micro-tile.
+    band: u64,
+    stores: Stores,
+}
+
+impl Walk<'_> {
+    /// The odometer over `outer`; once it has passed the source-minor axis, `block` is the
+    /// block's height and the band of destination-minor columns `(height, j0, j1)`.
+    fn run<const N: usize>(
+        &self,
+        dst: &mut [u8],
+        outer: &[Axis],
+        src_minor: usize,
+        s: i64,
+        d: i64,
+        block: (u64, u64, u64),
+    ) where
+        Bytes<N>: Width,
+    {
+        let Some((axis, rest)) = outer.split_first() else {
+            tiles::<N>(self.src, dst, s, d, self.pair, block, self.stores);
+            return;
+        };
+        let next = src_minor.wrapping_sub(1);
+        if src_minor == 0 {
+            let m = <Bytes<N> as Width>::M as u64;
+            let inner = self.pair.1.extent;
+            let band = self.band.max(m);
+            let mut j0 = 0;
+            while j0 < inner {
+                let j1 = inner.min(j0.saturating_add(band));
+                let mut i = 0;
+                while i < axis.extent {
+                    let height = m.min(axis.extent.wrapping_sub(i));
+                    self.run::<N>(dst, rest, next, step(s, i, axis.src), step(d, i, axis.dst), (height, j0, j1));
+                    i = i.wrapping_add(m);
+                }
+                j0 = j1;
             }
-            j0 = j1;
-        }
-    } else {
-        for k in 0..axis.extent {
-            walk::<N>(src, dst, rest, next, pair, step(s, k, axis.src), step(d, k, axis.dst), block);
+        } else {
+            for k in 0..axis.extent {
+                self.run::<N>(dst, rest, next, step(s, k, axis.src), step(d, k, axis.dst), block);
+            }
         }
     }
 }
@@ -148,8 +213,15 @@ fn walk<const N: usize>(
 /// One row of micro-tiles: `rows` elements of the source-minor axis by the band `j0..j1` of the
 /// destination-minor axis; full tiles through registers, the ragged ones element by element.
 #[inline]
-fn tiles<const N: usize>(src: &[u8], dst: &mut [u8], s: i64, d: i64, pair: (Axis, Axis), block: (u64, u64, u64))
-where
+fn tiles<const N: usize>(
+    src: &[u8],
+    dst: &mut [u8],
+    s: i64,
+    d: i64,
+    pair: (Axis, Axis),
+    block: (u64, u64, u64),
+    stores: Stores,
+) where
     Bytes<N>: Width,
 {
     let (minor, inner) = pair;
@@ -211,7 +283,7 @@ where
         let width = m.min(j1.wrapping_sub(j));
         let (from, to) = (step(s, j, inner.src), step(d, j, inner.dst));
         if rows == m && width == m {
-            micro_tile::<N>(src, dst, from, to, inner.src, minor.dst);
+            micro_tile::<N>(src, dst, (from, to), (inner.src, minor.dst), stores);
         } else {
             for i in 0..rows {
                 for k in 0..width {
@@ -292,10 +364,16 @@ width! {
 }
 
 /// One micro-tile: source run `j` (`M` elements contiguous along the source-minor axis) starts
-/// at `s + j · src_stride`; destination run `i` (`M` elements contiguous) at `d + i · dst_stride`.
+/// at `s + j · src_stride`; destination run `i` (`M` elements contiguous: one 64-byte line) at
+/// `d + i · dst_stride`. Each destination run is gathered into a line, then stored whole.
 #[inline]
-fn micro_tile<const N: usize>(src: &[u8], dst: &mut [u8], s: i64, d: i64, src_stride: i64, dst_stride: i64)
-where
+fn micro_tile<const N: usize>(
+    src: &[u8],
+    dst: &mut [u8],
+    (s, d): (i64, i64),
+    (src_stride, dst_stride): (i64, i64),
+    stores: Stores,
+) where
     Bytes<N>: Width,
 {
     let m = <Bytes<N> as Width>::M;
@@ -312,12 +390,18 @@ where
     }
     let words = tile.as_ref();
     let mut to = d;
+    let mut line = [0u8; 64];
     for i in 0..m {
+        for (chunk, row) in line.chunks_exact_mut(N).zip(words.chunks_exact(m)) {
+            if let Some(&element) = row.get(i) {
+                element.store(chunk);
+            }
+        }
+        // `M · N` is 64 for every width (the `width!` table).
         if let Some(run) = at(to).and_then(|t| dst.get_mut(t..t.wrapping_add(N.wrapping_mul(m)))) {
-            for (chunk, row) in run.chunks_exact_mut(N).zip(words.chunks_exact(m)) {
-                if let Some(&element) = row.get(i) {
-                    element.store(chunk);
-                }
+            match stores {
+                Stores::Plain => run.copy_from_slice(line.get(..run.len()).unwrap_or_default()),
+                Stores::Streaming => store_line(run, &line),
             }
         }
         to = to.wrapping_add(dst_stride);

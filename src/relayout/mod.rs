@@ -17,6 +17,7 @@
 //! | `fill` | the legacy `padding_value` as bits of the element type |
 //! | `plan` | common digits, partial-tile boxes, normalization, the kernel of each box |
 //! | `kernel` | rows, blocked 2-D transpose, element loops, sub-byte pack/unpack |
+//! | `stream` | non-temporal stores of whole lines (x86-64; the crate's one `unsafe` module) |
 //! | `exec` | buffer checks, padding prefill, running a plan |
 //!
 //! ```
@@ -37,12 +38,34 @@ mod exec;
 mod fill;
 mod kernel;
 mod plan;
+mod stream;
 
 pub use endpoint::{Endpoint, StridedView};
 
 use crate::error::{Error, RelayoutProblem, RelayoutSide, Result};
 use endpoint::Resolved;
 use plan::Strategy;
+
+/// How a plan writes the destination's whole cache lines. The bytes written are the same
+/// whichever is chosen; only where they are left differs.
+///
+/// ```
+/// use xla_shape::relayout::StorePolicy;
+/// assert_eq!(StorePolicy::default(), StorePolicy::Auto);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum StorePolicy {
+    /// Streaming for destinations of at least 16 MiB, far past one core's caches; cached below.
+    #[default]
+    Auto,
+    /// Ordinary stores: the destination stays in cache for a reader that follows at once.
+    Cached,
+    /// Non-temporal stores for every aligned whole line, whatever the size (x86-64; elsewhere
+    /// the same as `Cached`). Rows and transposes stream; the transpose then reads the source
+    /// in order and writes lines in any order, which only streaming stores make cheap.
+    Streaming,
+}
 
 /// A relayout from one endpoint to another, planned once: the loop order, the coalesced
 /// dimensions, the block sizes and the kernels are fixed by [`RelayoutPlan::new`];
@@ -70,6 +93,30 @@ impl RelayoutPlan {
     /// (unbounded dimensions, overflow); [`Error::InvalidArgument`] for a legacy padding value
     /// without meaning for the type (LOWEST on a complex type).
     pub fn new<'a, 'b>(src: impl Into<Endpoint<'a>>, dst: impl Into<Endpoint<'b>>) -> Result<Self> {
+        Self::with_stores(src, dst, StorePolicy::Auto)
+    }
+
+    /// [`new`](Self::new), choosing how whole destination lines are written.
+    ///
+    /// ```
+    /// use xla_shape::{relayout::{RelayoutPlan, StorePolicy}, ShapeBuf};
+    /// let (src, dst): (ShapeBuf, ShapeBuf) = ("f32[64,64]{0,1}".parse()?, "f32[64,64]{1,0}".parse()?);
+    /// let (a, b) = (src.as_array().expect("array"), dst.as_array().expect("array"));
+    /// let input: Vec<u8> = (0..16384u32).map(|k| (k % 251) as u8).collect();
+    /// let cached = RelayoutPlan::with_stores(a, b, StorePolicy::Cached)?.run_to_vec(&input)?;
+    /// let streamed = RelayoutPlan::with_stores(a, b, StorePolicy::Streaming)?.run_to_vec(&input)?;
+    /// assert_eq!(cached, streamed); // the same bytes either way
+    /// # Ok::<(), xla_shape::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new).
+    pub fn with_stores<'a, 'b>(
+        src: impl Into<Endpoint<'a>>,
+        dst: impl Into<Endpoint<'b>>,
+        stores: StorePolicy,
+    ) -> Result<Self> {
         let src = Resolved::new(src.into())?;
         let dst = Resolved::new(dst.into())?;
         if src.element_type != dst.element_type {
@@ -87,7 +134,7 @@ impl RelayoutPlan {
             return Err(problem(RelayoutProblem::Dimension { dimension, source: s, destination: d }));
         }
         check_overlap(&dst)?;
-        let strategy = plan::strategy(&src, &dst)?;
+        let strategy = plan::strategy(&src, &dst, stores)?;
         Ok(Self { src, dst, strategy })
     }
 
@@ -206,9 +253,9 @@ mod tests {
 
     #[test]
     fn each_case_gets_its_fast_path() {
-        assert!(matches!(plan("f32[64,32]{1,0}", "f32[64,32]{1,0}").strategy, Strategy::Identity));
+        assert!(matches!(plan("f32[64,32]{1,0}", "f32[64,32]{1,0}").strategy, Strategy::Identity { .. }));
         // Size-1 dimensions do not matter to identity.
-        assert!(matches!(plan("f32[64,1,32]{2,1,0}", "f32[64,1,32]{1,2,0}").strategy, Strategy::Identity));
+        assert!(matches!(plan("f32[64,1,32]{2,1,0}", "f32[64,1,32]{1,2,0}").strategy, Strategy::Identity { .. }));
         assert_eq!(kernels(&plan("f32[64,32]{0,1}", "f32[64,32]{1,0}")), [Kernel::Transpose { src_minor: 0 }]);
         // NCHW → NHWC keeps nothing contiguous but C-blocks: a transpose with an odometer.
         assert!(matches!(

@@ -18,6 +18,7 @@
 //! Layouts that are not mixed-radix (`*`, sub-tiles that add padding) fall back to the general
 //! path: every element's two offsets through [`crate::physical::PhysicalMap`].
 
+use super::StorePolicy;
 use super::endpoint::{DimDigit, Resolved};
 use crate::error::{Error, FieldPath, Result};
 
@@ -40,7 +41,8 @@ pub(crate) enum Kernel {
     /// The innermost axis is contiguous on both sides: copy it as one slice per row.
     Rows,
     /// Axis `src_minor` is contiguous in the source, the innermost axis in the destination:
-    /// a cache-blocked 2-D transpose, an odometer over the other axes.
+    /// a cache-blocked 2-D transpose, an odometer over the other axes. With streaming stores
+    /// the plan puts `src_minor` last among the outer axes, so the source is read in order.
     Transpose { src_minor: usize },
     /// 4-bit elements, packed in the source, one per byte in the destination (innermost axis).
     Unpack,
@@ -71,13 +73,35 @@ pub(crate) enum Unit {
     Bits { value: u32, dst_slot: u64 },
 }
 
+/// How the byte kernels write whole destination lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stores {
+    /// Ordinary stores: the lines stay in cache for whoever reads the destination next.
+    Plain,
+    /// Non-temporal stores (`stream.rs`) where a line is aligned: the destination is far
+    /// larger than the caches, and writing a line need not read it first.
+    Streaming,
+}
+
+impl Stores {
+    /// What `policy` means for a destination of `len` bytes on this target.
+    fn resolve(policy: StorePolicy, len: u64) -> Self {
+        let streaming = match policy {
+            StorePolicy::Auto => len >= super::stream::MIN_STREAM_BYTES,
+            StorePolicy::Cached => false,
+            StorePolicy::Streaming => true,
+        };
+        if streaming && super::stream::AVAILABLE { Self::Streaming } else { Self::Plain }
+    }
+}
+
 /// What a plan does.
 #[derive(Debug, Clone)]
 pub(crate) enum Strategy {
-    /// Same bytes on both sides: one `copy_from_slice`.
-    Identity,
+    /// Same bytes on both sides: one copy.
+    Identity { stores: Stores },
     /// The boxes, in bytes or bits.
-    Boxes { unit: Unit, blocks: Box<[Block]> },
+    Boxes { unit: Unit, blocks: Box<[Block]>, stores: Stores },
     /// Element by element through both sides' offset functions.
     General { unit: Unit },
 }
@@ -103,15 +127,16 @@ pub(crate) fn unit(src: &Resolved, dst: &Resolved) -> Unit {
 }
 
 /// Picks the strategy.
-pub(crate) fn strategy(src: &Resolved, dst: &Resolved) -> Result<Strategy> {
+pub(crate) fn strategy(src: &Resolved, dst: &Resolved, policy: StorePolicy) -> Result<Strategy> {
     let unit = unit(src, dst);
     let (Some(a), Some(b)) = (&src.digits, &dst.digits) else { return Ok(Strategy::General { unit }) };
     let Some(blocks) = boxes(&src.bounds, a, b, src.base, dst.base)? else { return Ok(Strategy::General { unit }) };
+    let stores = Stores::resolve(policy, dst.len);
     let blocks: Vec<Block> = match unit {
         Unit::Bytes { width } => {
             let mut out = Vec::with_capacity(blocks.len());
             for block in blocks {
-                out.push(finish(to_bytes(&block), i64::try_from(width).map_err(|_| overflow())?));
+                out.push(finish(to_bytes(&block), i64::try_from(width).map_err(|_| overflow())?, stores));
             }
             out
         }
@@ -120,7 +145,7 @@ pub(crate) fn strategy(src: &Resolved, dst: &Resolved) -> Result<Strategy> {
         }
     };
     let identity = matches!(unit, Unit::Bytes { width } if identical(&blocks, width, src, dst));
-    Ok(if identity { Strategy::Identity } else { Strategy::Boxes { unit, blocks: blocks.into() } })
+    Ok(if identity { Strategy::Identity { stores } } else { Strategy::Boxes { unit, blocks: blocks.into(), stores } })
 }
 
 /// Whether the plan is one copy of the whole buffer onto an equally long one.
@@ -153,11 +178,20 @@ fn to_bytes(block: &Block) -> Block {
 }
 
 /// Normalizes a box and picks its kernel (`width` is the element's byte width, 0 in bits).
-fn finish(block: Block, width: i64) -> Block {
-    let axes = normalize(block.axes.into_vec());
+fn finish(block: Block, width: i64, stores: Stores) -> Block {
+    let mut axes = normalize(block.axes.into_vec());
     let kernel = match axes.last() {
         Some(inner) if width > 0 && inner.src == width && inner.dst == width => Kernel::Rows,
         Some(inner) if width > 0 && inner.dst == width => match axes.iter().position(|a| a.src == width) {
+            // Streaming stores do not care in which order destination lines are written, so
+            // the source-minor axis goes innermost of the outer axes: the source is read in
+            // long runs, the slow side of a transpose when stores do not read lines first.
+            Some(src_minor) if stores == Stores::Streaming => {
+                let last = axes.len().saturating_sub(2);
+                let minor = axes.remove(src_minor);
+                axes.insert(last, minor);
+                Kernel::Transpose { src_minor: last }
+            }
             Some(src_minor) => Kernel::Transpose { src_minor },
             None => Kernel::Elements,
         },

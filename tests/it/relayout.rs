@@ -6,7 +6,7 @@ use xla_shape::error::{RelayoutProblem, RelayoutSide};
 use xla_shape::make::{LayoutSpec, make_shape_with_layout};
 use xla_shape::padding::{Fill, fill_for, padding_fill};
 use xla_shape::proto::PaddingValue;
-use xla_shape::relayout::{RelayoutPlan, StridedView};
+use xla_shape::relayout::{RelayoutPlan, StorePolicy, StridedView};
 use xla_shape::{ArrayShape, Error, PhysicalMap, PrimitiveType, ShapeBuf, Slot, strategy};
 
 /// One side of a test: a layout or a view.
@@ -25,11 +25,17 @@ impl Side {
     }
 
     fn plan_with(&self, other: &Side) -> Result<RelayoutPlan, Error> {
+        self.plan_with_stores(other, StorePolicy::Auto)
+    }
+
+    fn plan_with_stores(&self, other: &Side, stores: StorePolicy) -> Result<RelayoutPlan, Error> {
         match (self, other) {
-            (Side::Layout(a), Side::Layout(b)) => RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()),
-            (Side::Layout(a), Side::View(v, _)) => RelayoutPlan::new(a.as_array().unwrap(), v),
-            (Side::View(v, _), Side::Layout(b)) => RelayoutPlan::new(v, b.as_array().unwrap()),
-            (Side::View(v, _), Side::View(w, _)) => RelayoutPlan::new(v, w),
+            (Side::Layout(a), Side::Layout(b)) => {
+                RelayoutPlan::with_stores(a.as_array().unwrap(), b.as_array().unwrap(), stores)
+            }
+            (Side::Layout(a), Side::View(v, _)) => RelayoutPlan::with_stores(a.as_array().unwrap(), v, stores),
+            (Side::View(v, _), Side::Layout(b)) => RelayoutPlan::with_stores(v, b.as_array().unwrap(), stores),
+            (Side::View(v, _), Side::View(w, _)) => RelayoutPlan::with_stores(v, w, stores),
         }
     }
 
@@ -276,6 +282,16 @@ proptest! {
     #[test]
     fn matches_the_reference_on_wide_arrays((t, dims, a, b, input, initial) in case(3, 70, true)) {
         let plan = a.plan_with(&b).unwrap();
+        let mut out = initial.clone();
+        plan.run(&input, &mut out).unwrap();
+        prop_assert_eq!(out, reference(&a, &b, t, &dims, &input, &initial), "{:?} -> {:?}", a, b);
+    }
+
+    /// Streaming stores (forced on small arrays; `Auto` streams only from 16 MiB) write the
+    /// reference's bytes too: the transposes' source-order walk, the line splits of rows.
+    #[test]
+    fn streaming_stores_match_the_reference((t, dims, a, b, input, initial) in case(3, 70, true)) {
+        let plan = a.plan_with_stores(&b, StorePolicy::Streaming).unwrap();
         let mut out = initial.clone();
         plan.run(&input, &mut out).unwrap();
         prop_assert_eq!(out, reference(&a, &b, t, &dims, &input, &initial), "{:?} -> {:?}", a, b);
