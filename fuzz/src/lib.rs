@@ -14,7 +14,7 @@ use std::fmt::Debug;
 use xla_shape::codec::{self, Decoded, XlaMessage};
 use xla_shape::physical::{PhysicalMap, Slot};
 use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto, TileProto};
-use xla_shape::relayout::RelayoutPlan;
+use xla_shape::relayout::{RelayoutPlan, StorePolicy};
 use xla_shape::validate::{self, LayoutMode};
 use xla_shape::{
     ArrayShape, Dim, Layout, PrimitiveType, Shape, ShapeBuf, bitcast, hlo, index, padding, size, text, util,
@@ -485,6 +485,12 @@ pub fn relayout(data: &[u8]) {
         assert!(there.run(short, &mut vec![0; there.dst_len()]).is_err(), "{a} → {b}: a short source ran");
     }
     let middle = there.run_to_vec(&source).expect("buffers of the planned lengths");
+    // Streaming stores (`Auto` uses them only from 16 MiB) write the same bytes.
+    let streaming = RelayoutPlan::with_stores(sa, sb, StorePolicy::Streaming).expect("the same plan, other stores");
+    assert!(
+        streaming.run_to_vec(&source).expect("buffers of the planned lengths") == middle,
+        "{a} → {b}: streaming stores differ"
+    );
     let again = back.run_to_vec(&middle).expect("buffers of the planned lengths");
     let container = u64::from(sa.element_type().byte_width().unwrap_or(1)) * 8;
     let (va, vb) = (ma.bits_per_slot().min(container), mb.bits_per_slot().min(container));

@@ -84,12 +84,12 @@ fn run_kernel(
     let (s, d) = at;
     match (unit, kernel) {
         (Unit::Bytes { width }, Kernel::Rows) => kernel::rows(src, dst, s, d, axes, width, stores),
-        (Unit::Bytes { width }, Kernel::Transpose { src_minor }) => match width {
-            1 => kernel::transpose::<1>(src, dst, (s, d), axes, src_minor, stores),
-            2 => kernel::transpose::<2>(src, dst, (s, d), axes, src_minor, stores),
-            4 => kernel::transpose::<4>(src, dst, (s, d), axes, src_minor, stores),
-            8 => kernel::transpose::<8>(src, dst, (s, d), axes, src_minor, stores),
-            16 => kernel::transpose::<16>(src, dst, (s, d), axes, src_minor, stores),
+        (Unit::Bytes { width }, Kernel::Transpose { src_minor, order }) => match width {
+            1 => kernel::transpose::<1>(src, dst, (s, d), axes, (src_minor, order), stores),
+            2 => kernel::transpose::<2>(src, dst, (s, d), axes, (src_minor, order), stores),
+            4 => kernel::transpose::<4>(src, dst, (s, d), axes, (src_minor, order), stores),
+            8 => kernel::transpose::<8>(src, dst, (s, d), axes, (src_minor, order), stores),
+            16 => kernel::transpose::<16>(src, dst, (s, d), axes, (src_minor, order), stores),
             _ => kernel::elements_dyn(src, dst, s, d, axes, width),
         },
         (Unit::Bytes { width }, _) => match width {

@@ -5,7 +5,7 @@
 //! Offsets are `i64` (strides may be negative); the plan guarantees that every element's offset
 //! is inside its buffer.
 
-use super::plan::{Axis, Stores};
+use super::plan::{Axis, Order, Stores};
 use super::stream;
 
 /// An offset as a slice position (`None` for a negative one, which the plan never produces).
@@ -127,25 +127,23 @@ fn store_line(to: &mut [u8], from: &[u8]) {
 /// the destination. Both are cut into blocks of one cache line (`M` elements); the odometer runs
 /// over every axis in destination order with the source-minor axis stepping by blocks, so the
 /// destination is written as `M` forward streams and every line on both sides is touched once.
-///
-/// With [`Stores::Streaming`] the band is one micro-tile wide: the plan has put the
-/// source-minor axis last among the outer axes, so each band reads `M` source rows from end to
-/// end, and the destination lines, written whole by streaming stores, may come in any order.
+/// In [`Order::SourceRuns`] the band is one micro-tile wide (the plan has put the source-minor
+/// axis last among the outer axes).
 pub(crate) fn transpose<const N: usize>(
     src: &[u8],
     dst: &mut [u8],
     (s, d): (i64, i64),
     axes: &[Axis],
-    src_minor: usize,
+    (src_minor, order): (usize, Order),
     stores: Stores,
 ) where
     Bytes<N>: Width,
 {
     let Some((&inner, outer)) = axes.split_last() else { return };
     let Some(&minor) = outer.get(src_minor) else { return };
-    let band = match stores {
-        Stores::Plain => BAND_BYTES.checked_div(N as u64).unwrap_or(1),
-        Stores::Streaming => 1,
+    let band = match order {
+        Order::Bands => BAND_BYTES.checked_div(N as u64).unwrap_or(1),
+        Order::SourceRuns => 1,
     };
     let walk = Walk { src, pair: (minor, inner), band, stores };
     walk.run::<N>(dst, outer, src_minor, s, d, (0, 0, 0));
@@ -211,7 +209,8 @@ impl Walk<'_> {
 }
 
 /// One row of micro-tiles: `rows` elements of the source-minor axis by the band `j0..j1` of the
-/// destination-minor axis; full tiles through registers, the ragged ones element by element.
+/// destination-minor axis; whole destination lines through a micro-tile, the ragged end of the
+/// band element by element.
 #[inline]
 fn tiles<const N: usize>(
     src: &[u8],
@@ -282,8 +281,10 @@ fn tiles<const N: usize>(
     while j < j1 {
         let width = m.min(j1.wrapping_sub(j));
         let (from, to) = (step(s, j, inner.src), step(d, j, inner.dst));
-        if rows == m && width == m {
-            micro_tile::<N>(src, dst, (from, to), (inner.src, minor.dst), stores);
+        if width == m {
+            // Whole destination lines; a short source-minor axis fills the first `rows` of them.
+            let height = usize::try_from(rows).unwrap_or(0);
+            micro_tile::<N>(src, dst, (from, to), (inner.src, minor.dst), height, stores);
         } else {
             for i in 0..rows {
                 for k in 0..width {
@@ -363,15 +364,17 @@ width! {
     16 => u128, 4;
 }
 
-/// One micro-tile: source run `j` (`M` elements contiguous along the source-minor axis) starts
-/// at `s + j · src_stride`; destination run `i` (`M` elements contiguous: one 64-byte line) at
-/// `d + i · dst_stride`. Each destination run is gathered into a line, then stored whole.
+/// One micro-tile: source run `j` (`height ≤ M` elements contiguous along the source-minor
+/// axis) starts at `s + j · src_stride`, for `j < M`; destination run `i < height` (`M` elements
+/// contiguous: one 64-byte line) at `d + i · dst_stride`. Each destination run is gathered into
+/// a line, then stored whole.
 #[inline]
 fn micro_tile<const N: usize>(
     src: &[u8],
     dst: &mut [u8],
     (s, d): (i64, i64),
     (src_stride, dst_stride): (i64, i64),
+    height: usize,
     stores: Stores,
 ) where
     Bytes<N>: Width,
@@ -381,7 +384,7 @@ fn micro_tile<const N: usize>(
     let words = tile.as_mut();
     let mut from = s;
     for row in words.chunks_exact_mut(m) {
-        if let Some(run) = at(from).and_then(|f| src.get(f..f.wrapping_add(N.wrapping_mul(m)))) {
+        if let Some(run) = at(from).and_then(|f| src.get(f..f.wrapping_add(N.wrapping_mul(height)))) {
             for (element, chunk) in row.iter_mut().zip(run.chunks_exact(N)) {
                 *element = Word::load(chunk);
             }
@@ -391,7 +394,7 @@ fn micro_tile<const N: usize>(
     let words = tile.as_ref();
     let mut to = d;
     let mut line = [0u8; 64];
-    for i in 0..m {
+    for i in 0..height.min(m) {
         for (chunk, row) in line.chunks_exact_mut(N).zip(words.chunks_exact(m)) {
             if let Some(&element) = row.get(i) {
                 element.store(chunk);

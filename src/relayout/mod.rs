@@ -236,7 +236,7 @@ fn check_overlap(dst: &Resolved) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::RelayoutPlan;
-    use super::plan::{Kernel, Strategy};
+    use super::plan::{Kernel, Order, Strategy};
     use crate::shape::ShapeBuf;
 
     fn plan(a: &str, b: &str) -> RelayoutPlan {
@@ -256,7 +256,10 @@ mod tests {
         assert!(matches!(plan("f32[64,32]{1,0}", "f32[64,32]{1,0}").strategy, Strategy::Identity { .. }));
         // Size-1 dimensions do not matter to identity.
         assert!(matches!(plan("f32[64,1,32]{2,1,0}", "f32[64,1,32]{1,2,0}").strategy, Strategy::Identity { .. }));
-        assert_eq!(kernels(&plan("f32[64,32]{0,1}", "f32[64,32]{1,0}")), [Kernel::Transpose { src_minor: 0 }]);
+        assert_eq!(
+            kernels(&plan("f32[64,32]{0,1}", "f32[64,32]{1,0}")),
+            [Kernel::Transpose { src_minor: 0, order: Order::Bands }]
+        );
         // NCHW → NHWC keeps nothing contiguous but C-blocks: a transpose with an odometer.
         assert!(matches!(
             kernels(&plan("f32[2,3,4,5]{3,2,1,0}", "f32[2,3,4,5]{1,3,2,0}"))[..],

@@ -41,9 +41,8 @@ pub(crate) enum Kernel {
     /// The innermost axis is contiguous on both sides: copy it as one slice per row.
     Rows,
     /// Axis `src_minor` is contiguous in the source, the innermost axis in the destination:
-    /// a cache-blocked 2-D transpose, an odometer over the other axes. With streaming stores
-    /// the plan puts `src_minor` last among the outer axes, so the source is read in order.
-    Transpose { src_minor: usize },
+    /// a cache-blocked 2-D transpose, an odometer over the other axes.
+    Transpose { src_minor: usize, order: Order },
     /// 4-bit elements, packed in the source, one per byte in the destination (innermost axis).
     Unpack,
     /// 4-bit elements, one per byte in the source, packed in the destination.
@@ -71,6 +70,18 @@ pub(crate) enum Unit {
     /// Bits: offsets and strides in bits; the low `value` bits of the source slot go to the
     /// destination slot of `dst_slot` bits, the rest of it zero.
     Bits { value: u32, dst_slot: u64 },
+}
+
+/// The order in which a transpose visits its micro-tiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// Bands of destination-minor columns (2 KiB of destination row), the source-minor axis
+    /// stepping by tiles inside each: the destination is written as forward streams.
+    Bands,
+    /// Streaming stores only: `src_minor` is the last of the outer axes and the bands are one
+    /// micro-tile wide, so each band reads its source rows from end to end; the lines written,
+    /// whole and without being read, may come in any order.
+    SourceRuns,
 }
 
 /// How the byte kernels write whole destination lines.
@@ -186,18 +197,27 @@ fn finish(block: Block, width: i64, stores: Stores) -> Block {
             // Streaming stores do not care in which order destination lines are written, so
             // the source-minor axis goes innermost of the outer axes: the source is read in
             // long runs, the slow side of a transpose when stores do not read lines first.
-            Some(src_minor) if stores == Stores::Streaming => {
+            Some(src_minor) if stores == Stores::Streaming && whole_tiles(&axes, src_minor, width) => {
                 let last = axes.len().saturating_sub(2);
                 let minor = axes.remove(src_minor);
                 axes.insert(last, minor);
-                Kernel::Transpose { src_minor: last }
+                Kernel::Transpose { src_minor: last, order: Order::SourceRuns }
             }
-            Some(src_minor) => Kernel::Transpose { src_minor },
+            Some(src_minor) => Kernel::Transpose { src_minor, order: Order::Bands },
             None => Kernel::Elements,
         },
         _ => Kernel::Elements,
     };
     Block { src: block.src, dst: block.dst, axes: axes.into(), kernel }
+}
+
+/// Whether a transpose's source-minor and innermost axes both span at least one micro-tile
+/// (64 bytes): the tiles whose source order the streaming walk improves. Shorter axes go through
+/// the (de)interleaving paths, which keep the cached order.
+fn whole_tiles(axes: &[Axis], src_minor: usize, width: i64) -> bool {
+    let tile = u64::try_from(64i64.checked_div(width).unwrap_or(0)).unwrap_or(0);
+    let long = |axis: Option<&Axis>| axis.is_some_and(|a| a.extent >= tile);
+    long(axes.get(src_minor)) && long(axes.last())
 }
 
 /// Normalizes a box in bits and picks its kernel.
