@@ -107,14 +107,14 @@ fn stream_run(src: &[u8], dst: &mut [u8], s: i64, d: i64, len: usize) {
     let mut to_lines = to_lines.chunks_exact_mut(64);
     let mut from_lines = from_lines.chunks_exact(64);
     for (to, from) in (&mut to_lines).zip(&mut from_lines) {
-        store_line(to, from);
+        put_line(to, from);
     }
     to_lines.into_remainder().copy_from_slice(from_lines.remainder());
 }
 
 /// One 64-byte line: streamed where it can be, else an ordinary copy.
 #[inline]
-fn store_line(to: &mut [u8], from: &[u8]) {
+fn put_line(to: &mut [u8], from: &[u8]) {
     if let (Ok(to), Ok(from)) = (<&mut [u8; 64]>::try_from(&mut *to), <&[u8; 64]>::try_from(from)) {
         if stream::store_line(to, from) {
             return;
@@ -404,7 +404,7 @@ fn micro_tile<const N: usize>(
         if let Some(run) = at(to).and_then(|t| dst.get_mut(t..t.wrapping_add(N.wrapping_mul(m)))) {
             match stores {
                 Stores::Plain => run.copy_from_slice(line.get(..run.len()).unwrap_or_default()),
-                Stores::Streaming => store_line(run, &line),
+                Stores::Streaming => put_line(run, &line),
             }
         }
         to = to.wrapping_add(dst_stride);

@@ -82,7 +82,9 @@ fn problem(p: RelayoutProblem) -> Error {
 }
 
 impl RelayoutPlan {
-    /// Plans the move of an array from `src` to `dst`.
+    /// Plans the move of an array from `src` to `dst`, with [`StorePolicy::Auto`]: destinations
+    /// of 16 MiB and more get streaming stores on x86-64 ([`with_stores`](Self::with_stores)
+    /// chooses otherwise).
     ///
     /// # Errors
     ///

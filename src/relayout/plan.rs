@@ -102,7 +102,7 @@ impl Stores {
             StorePolicy::Cached => false,
             StorePolicy::Streaming => true,
         };
-        if streaming && super::stream::AVAILABLE { Self::Streaming } else { Self::Plain }
+        if streaming && super::stream::available() { Self::Streaming } else { Self::Plain }
     }
 }
 

@@ -8,9 +8,11 @@
 //! anything useful. Measured on the project's machine (`benches/relayout.rs`, `t2d/huge`, one
 //! thread): 46 ms with plain stores, 8.3 ms with these (memcpy: 9.5 ms).
 //!
-//! Only x86-64 has them here. SSE2 is part of the x86-64 baseline, so `_mm_stream_si128` needs
-//! no run-time feature detection: every x86-64 CPU has it. Elsewhere [`store_line`] declines
-//! and the callers' safe stores run; so does Miri (`cfg(miri)`), which checks the safe path.
+//! Only x86-64 has them here: `_mm_stream_si128` (SSE2, part of the x86-64 baseline, so the
+//! compiler may emit it in any function). A plan still asks the CPU ([`available`], once, when
+//! it is built) and plans ordinary stores if the answer is no. Elsewhere, and under Miri
+//! (`cfg(miri)`, which checks the safe path), [`available`] is false and [`store_line`]
+//! declines, so the callers' safe stores run.
 //!
 //! The contract is small on purpose: [`store_line`] writes 64 bytes into a bounds-checked
 //! `&mut [u8; 64]` or declines (returns `false`), and [`fence`] orders the streamed stores
@@ -21,8 +23,18 @@
 /// second-level cache of one core, so the lines would be evicted before anyone read them.
 pub(crate) const MIN_STREAM_BYTES: u64 = 1 << 24;
 
-/// Whether this build can stream (x86-64, not under Miri).
-pub(crate) const AVAILABLE: bool = cfg!(all(target_arch = "x86_64", not(miri)));
+/// Whether this build and this CPU can stream (x86-64 with SSE2, not under Miri): asked once
+/// per plan.
+pub(crate) fn available() -> bool {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        std::is_x86_feature_detected!("sse2")
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    {
+        false
+    }
+}
 
 /// Writes `line` to `to` with non-temporal stores; `false` (nothing written) when `to` is not
 /// 16-byte aligned or the target has no streaming stores. The caller then stores normally.
@@ -78,7 +90,7 @@ mod tests {
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut storage);
         let line: [u8; 64] = core::array::from_fn(|k| u8::try_from(k).unwrap_or(0));
         let aligned: &mut [u8; 64] = (&mut bytes[..64]).try_into().unwrap();
-        if super::AVAILABLE {
+        if super::available() {
             assert!(store_line(aligned, &line));
             super::fence();
             assert_eq!(&bytes[..64], &line[..]);
