@@ -6,7 +6,8 @@
 //! that writes lines in scattered order moves three lines per line of output and stalls on
 //! each; a non-temporal store writes the whole line without reading it and without evicting
 //! anything useful. Measured on the project's machine (`benches/relayout.rs`, `t2d/huge`, one
-//! thread): 46 ms with plain stores, 8.3 ms with these (memcpy: 9.5 ms).
+//! thread, same group): 34.3 ms with plain stores (`plan_cached`), 7.9 ms with these, memcpy
+//! 4.8 ms (docs/relayout.md, "Speed").
 //!
 //! Only x86-64 has them here: `_mm_stream_si128` (SSE2, part of the x86-64 baseline, so the
 //! compiler may emit it in any function). A plan still asks the CPU ([`available`], once, when
