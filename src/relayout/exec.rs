@@ -71,17 +71,16 @@ pub(crate) fn run_block(unit: Unit, stores: Stores, block: &Block, src: &[u8], d
     run_kernel(unit, stores, block.kernel, (block.src, block.dst), &block.axes, src, dst);
 }
 
-/// A kernel on a box given by its parts (`at`: the box's source and destination offsets).
+/// A kernel on a box given by its parts (`(s, d)`: the box's source and destination offsets).
 fn run_kernel(
     unit: Unit,
     stores: Stores,
     kernel: Kernel,
-    at: (i64, i64),
+    (s, d): (i64, i64),
     axes: &[super::plan::Axis],
     src: &[u8],
     dst: &mut [u8],
 ) {
-    let (s, d) = at;
     match (unit, kernel) {
         (Unit::Bytes { width }, Kernel::Rows) => kernel::rows(src, dst, s, d, axes, width, stores),
         (Unit::Bytes { width }, Kernel::Transpose { src_minor, order }) => match width {

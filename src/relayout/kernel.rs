@@ -6,7 +6,7 @@
 //! is inside its buffer.
 
 use super::plan::{Axis, Order, Stores};
-use super::stream;
+use super::stream::{self, LINE};
 
 /// An offset as a slice position (`None` for a negative one, which the plan never produces).
 #[inline]
@@ -99,25 +99,28 @@ fn stream_run(src: &[u8], dst: &mut [u8], s: i64, d: i64, len: usize) {
     let (Some(from), Some(to)) = (src.get(s..s.wrapping_add(len)), dst.get_mut(d..d.wrapping_add(len))) else {
         return;
     };
-    // Up to the first 64-byte boundary, the lines, the tail: only the lines stream.
-    let head = to.as_ptr().align_offset(64).min(len);
+    // Up to the first line boundary, the lines, the tail: only the lines stream.
+    let head = to.as_ptr().align_offset(LINE).min(len);
     let (to_head, to_lines) = to.split_at_mut(head);
     let (from_head, from_lines) = from.split_at(head);
     to_head.copy_from_slice(from_head);
-    let mut to_lines = to_lines.chunks_exact_mut(64);
-    let mut from_lines = from_lines.chunks_exact(64);
+    let mut to_lines = to_lines.chunks_exact_mut(LINE);
+    let mut from_lines = from_lines.chunks_exact(LINE);
     for (to, from) in (&mut to_lines).zip(&mut from_lines) {
-        put_line(to, from);
+        put_line(to, from, Stores::Streaming);
     }
     to_lines.into_remainder().copy_from_slice(from_lines.remainder());
 }
 
-/// One 64-byte line: streamed where it can be, else an ordinary copy.
+/// One destination line (`to` and `from` of equal length): streamed where the stores and the
+/// line allow it, else an ordinary copy.
 #[inline]
-fn put_line(to: &mut [u8], from: &[u8]) {
-    if let (Ok(to), Ok(from)) = (<&mut [u8; 64]>::try_from(&mut *to), <&[u8; 64]>::try_from(from)) {
-        if stream::store_line(to, from) {
-            return;
+fn put_line(to: &mut [u8], from: &[u8], stores: Stores) {
+    if stores == Stores::Streaming {
+        if let (Ok(to), Ok(from)) = (<&mut [u8; LINE]>::try_from(&mut *to), <&[u8; LINE]>::try_from(from)) {
+            if stream::store_line(to, from) {
+                return;
+            }
         }
     }
     to.copy_from_slice(from);
@@ -327,7 +330,7 @@ macro_rules! word {
 }
 word!(u8, u16, u32, u64, u128);
 
-/// An element width the transpose has a micro-tile for: `M` elements make a 64-byte line (at
+/// An element width the transpose has a micro-tile for: `M` elements make a [`LINE`] (at
 /// least 4), the tile holds `M × M` words.
 pub(crate) trait Width {
     /// The element as a word.
@@ -354,6 +357,8 @@ macro_rules! width {
                 [0; $m * $m]
             }
         }
+        // A micro-tile row is one destination line (what `micro_tile` stores whole).
+        const _: () = assert!($n * $m == LINE);
     )*};
 }
 width! {
@@ -366,7 +371,7 @@ width! {
 
 /// One micro-tile: source run `j` (`height ≤ M` elements contiguous along the source-minor
 /// axis) starts at `s + j · src_stride`, for `j < M`; destination run `i < height` (`M` elements
-/// contiguous: one 64-byte line) at `d + i · dst_stride`. Each destination run is gathered into
+/// contiguous: one [`LINE`]) at `d + i · dst_stride`. Each destination run is gathered into
 /// a line, then stored whole.
 #[inline]
 fn micro_tile<const N: usize>(
@@ -393,19 +398,16 @@ fn micro_tile<const N: usize>(
     }
     let words = tile.as_ref();
     let mut to = d;
-    let mut line = [0u8; 64];
+    let mut line = [0u8; LINE];
     for i in 0..height.min(m) {
         for (chunk, row) in line.chunks_exact_mut(N).zip(words.chunks_exact(m)) {
             if let Some(&element) = row.get(i) {
                 element.store(chunk);
             }
         }
-        // `M · N` is 64 for every width (the `width!` table).
-        if let Some(run) = at(to).and_then(|t| dst.get_mut(t..t.wrapping_add(N.wrapping_mul(m)))) {
-            match stores {
-                Stores::Plain => run.copy_from_slice(line.get(..run.len()).unwrap_or_default()),
-                Stores::Streaming => put_line(run, &line),
-            }
+        // `M · N` is one line for every width (asserted by the `width!` table).
+        if let Some(run) = at(to).and_then(|t| dst.get_mut(t..t.wrapping_add(LINE))) {
+            put_line(run, &line, stores);
         }
         to = to.wrapping_add(dst_stride);
     }

@@ -212,10 +212,11 @@ fn finish(block: Block, width: i64, stores: Stores) -> Block {
 }
 
 /// Whether a transpose's source-minor and innermost axes both span at least one micro-tile
-/// (64 bytes): the tiles whose source order the streaming walk improves. Shorter axes go through
+/// (one [`LINE`](super::stream::LINE) of elements): the tiles whose source order the streaming walk improves. Shorter axes go through
 /// the (de)interleaving paths, which keep the cached order.
 fn whole_tiles(axes: &[Axis], src_minor: usize, width: i64) -> bool {
-    let tile = u64::try_from(64i64.checked_div(width).unwrap_or(0)).unwrap_or(0);
+    let line = i64::try_from(super::stream::LINE).unwrap_or(i64::MAX);
+    let tile = u64::try_from(line.checked_div(width).unwrap_or(0)).unwrap_or(0);
     let long = |axis: Option<&Axis>| axis.is_some_and(|a| a.extent >= tile);
     long(axes.get(src_minor)) && long(axes.last())
 }

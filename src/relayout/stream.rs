@@ -15,10 +15,14 @@
 //! (`cfg(miri)`, which checks the safe path), [`available`] is false and [`store_line`]
 //! declines, so the callers' safe stores run.
 //!
-//! The contract is small on purpose: [`store_line`] writes 64 bytes into a bounds-checked
-//! `&mut [u8; 64]` or declines (returns `false`), and [`fence`] orders the streamed stores
+//! The contract is small on purpose: [`store_line`] writes one [`LINE`] into a bounds-checked
+//! `&mut [u8; LINE]` or declines (returns `false`), and [`fence`] orders the streamed stores
 //! before anything the caller does next. Everything else in `relayout` stays safe code.
 #![allow(unsafe_code)]
+
+/// A cache line, the unit every streaming store writes whole (and the transpose's micro-tile
+/// rows: `M` elements of `N` bytes make one).
+pub(crate) const LINE: usize = 64;
 
 /// Destinations at least this large (bytes) stream their lines: far beyond the 2 MiB
 /// second-level cache of one core, so the lines would be evicted before anyone read them.
@@ -40,7 +44,7 @@ pub(crate) fn available() -> bool {
 /// Writes `line` to `to` with non-temporal stores; `false` (nothing written) when `to` is not
 /// 16-byte aligned or the target has no streaming stores. The caller then stores normally.
 #[inline]
-pub(crate) fn store_line(to: &mut [u8; 64], line: &[u8; 64]) -> bool {
+pub(crate) fn store_line(to: &mut [u8; LINE], line: &[u8; LINE]) -> bool {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         use core::arch::x86_64::{__m128i, _mm_stream_si128};
