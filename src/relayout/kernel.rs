@@ -108,23 +108,21 @@ fn stream_run(src: &[u8], dst: &mut [u8], s: i64, d: i64, len: usize) {
     let mut to_lines = to_lines.chunks_exact_mut(LINE);
     let mut from_lines = from_lines.chunks_exact(LINE);
     for (to, from) in (&mut to_lines).zip(&mut from_lines) {
-        put_line(to, from, Stores::Streaming);
+        if let (Ok(to), Ok(from)) = (<&mut [u8; LINE]>::try_from(to), <&[u8; LINE]>::try_from(from)) {
+            put_line(to, from, Stores::Streaming);
+        }
     }
     to_lines.into_remainder().copy_from_slice(from_lines.remainder());
 }
 
-/// One destination line (`to` and `from` of equal length): streamed where the stores and the
-/// line allow it, else an ordinary copy.
+/// One destination line: streamed where the stores and the line allow it, else an ordinary copy
+/// (fixed-size, so the compiler moves it inline).
 #[inline]
-fn put_line(to: &mut [u8], from: &[u8], stores: Stores) {
-    if stores == Stores::Streaming {
-        if let (Ok(to), Ok(from)) = (<&mut [u8; LINE]>::try_from(&mut *to), <&[u8; LINE]>::try_from(from)) {
-            if stream::store_line(to, from) {
-                return;
-            }
-        }
+fn put_line(to: &mut [u8; LINE], from: &[u8; LINE], stores: Stores) {
+    if stores == Stores::Streaming && stream::store_line(to, from) {
+        return;
     }
-    to.copy_from_slice(from);
+    *to = *from;
 }
 
 /// The blocked 2-D transpose: `axes[src_minor]` is contiguous in the source, the last axis in
@@ -393,75 +391,63 @@ fn row_of_tiles<const N: usize>(
     }
 }
 
-/// An element of `N` bytes held as an unsigned integer.
-pub(crate) trait Word: Copy + Default {
-    /// The element from its bytes (`N` of them).
-    fn load(bytes: &[u8]) -> Self;
-    /// The element into its bytes.
-    fn store(self, bytes: &mut [u8]);
-}
-
-macro_rules! word {
-    ($($t:ty),*) => {$(
-        impl Word for $t {
-            #[inline(always)]
-            fn load(bytes: &[u8]) -> Self {
-                bytes.try_into().map(<$t>::from_ne_bytes).unwrap_or_default()
-            }
-            #[inline(always)]
-            fn store(self, bytes: &mut [u8]) {
-                if let Ok(out) = <&mut [u8; size_of::<$t>()]>::try_from(bytes) {
-                    *out = self.to_ne_bytes();
-                }
-            }
-        }
-    )*};
-}
-word!(u8, u16, u32, u64, u128);
-
 /// An element width the transpose has a micro-tile for: `M` elements make a [`LINE`] (at
-/// least 4), the tile holds `M × M` words.
+/// least 4), the tile is `M` source runs by `M` destination lines.
 pub(crate) trait Width {
-    /// The element as a word.
-    type Word: Word;
-    /// The micro-tile, `M × M` words.
-    type Tile: AsRef<[Self::Word]> + AsMut<[Self::Word]>;
+    /// `M` lines: a partial tile's source runs, zero-padded.
+    type Lines: AsRef<[[u8; LINE]]> + AsMut<[[u8; LINE]]>;
+    /// `M` references to source runs.
+    type Runs<'a>: AsRef<[&'a [u8; LINE]]>;
     /// Elements per side of the micro-tile.
     const M: usize;
     /// A zeroed tile.
-    fn tile() -> Self::Tile;
+    fn lines() -> Self::Lines;
+    /// `run(j)` for every `j < M`.
+    fn runs<'a>(run: impl FnMut(usize) -> &'a [u8; LINE]) -> Self::Runs<'a>;
+    /// `emit(i, line)` for each destination line `i` in order (`tile.rs`).
+    fn transpose(runs: &Self::Runs<'_>, emit: impl FnMut(usize, &[u8; LINE]));
 }
 
 /// The width `N` bytes, as a type.
 pub(crate) struct Bytes<const N: usize>;
 
 macro_rules! width {
-    ($($n:literal => $word:ty, $m:literal;)*) => {$(
+    ($($n:literal => $m:literal, $b:literal;)*) => {$(
         impl Width for Bytes<$n> {
-            type Word = $word;
-            type Tile = [$word; $m * $m];
+            type Lines = [[u8; LINE]; $m];
+            type Runs<'a> = [&'a [u8; LINE]; $m];
             const M: usize = $m;
             #[inline(always)]
-            fn tile() -> Self::Tile {
-                [0; $m * $m]
+            fn lines() -> Self::Lines {
+                [[0; LINE]; $m]
+            }
+            #[inline(always)]
+            fn runs<'a>(run: impl FnMut(usize) -> &'a [u8; LINE]) -> Self::Runs<'a> {
+                core::array::from_fn(run)
+            }
+            #[inline(always)]
+            fn transpose(runs: &Self::Runs<'_>, emit: impl FnMut(usize, &[u8; LINE])) {
+                super::tile::transpose::<$n, $m, $b>(runs, emit);
             }
         }
-        // A micro-tile row is one destination line (what `micro_tile` stores whole).
-        const _: () = assert!($n * $m == LINE);
     )*};
 }
+// Width => elements per line, elements per 16-byte lane.
 width! {
-    1 => u8, 64;
-    2 => u16, 32;
-    4 => u32, 16;
-    8 => u64, 8;
-    16 => u128, 4;
+    1 => 64, 16;
+    2 => 32, 8;
+    4 => 16, 4;
+    8 => 8, 2;
+    16 => 4, 1;
 }
+
+/// A line of zeros: the run of a source offset the plan never produces.
+static ZERO_LINE: [u8; LINE] = [0; LINE];
 
 /// One micro-tile: source run `j` (`height ≤ M` elements contiguous along the row axis) starts
 /// at `s + j · src_stride`, for `j < M`; destination run `i` (`M` elements contiguous: one
-/// [`LINE`]) at `d + rows.at(i)`. Each destination run is gathered into a line, then stored
-/// whole.
+/// [`LINE`]) at `d + rows.at(i)`. The tile is transposed in registers (`tile.rs`) and its first
+/// `height` lines stored whole; a short tile's runs are first copied into a zero-padded tile.
 #[inline]
 fn micro_tile<const N: usize>(
     src: &[u8],
@@ -475,29 +461,36 @@ fn micro_tile<const N: usize>(
 {
     let m = <Bytes<N> as Width>::M;
     let height = height.min(m);
-    let mut tile = <Bytes<N> as Width>::tile();
-    let words = tile.as_mut();
-    let mut from = s;
-    for row in words.chunks_exact_mut(m) {
-        if let Some(run) = at(from).and_then(|f| src.get(f..f.wrapping_add(N.wrapping_mul(height)))) {
-            for (element, chunk) in row.iter_mut().zip(run.chunks_exact(N)) {
-                *element = Word::load(chunk);
+    let run_at = |j: usize| at(s.wrapping_add(src_stride.wrapping_mul(i64::try_from(j).unwrap_or(0))));
+    let mut emit = |i: usize, line: &[u8; LINE]| {
+        if i < height {
+            let to = at(d.wrapping_add(rows.at(i))).and_then(|t| dst.get_mut(t..t.wrapping_add(LINE)));
+            if let Some(to) = to.and_then(|to| <&mut [u8; LINE]>::try_from(to).ok()) {
+                put_line(to, line, stores);
             }
         }
-        from = from.wrapping_add(src_stride);
-    }
-    let words = tile.as_ref();
-    let mut line = [0u8; LINE];
-    for i in 0..height {
-        for (chunk, row) in line.chunks_exact_mut(N).zip(words.chunks_exact(m)) {
-            if let Some(&element) = row.get(i) {
-                element.store(chunk);
+    };
+    if height == m {
+        let runs = <Bytes<N> as Width>::runs(|j| {
+            run_at(j)
+                .and_then(|f| src.get(f..f.wrapping_add(LINE)))
+                .and_then(|run| <&[u8; LINE]>::try_from(run).ok())
+                .unwrap_or(&ZERO_LINE)
+        });
+        <Bytes<N> as Width>::transpose(&runs, &mut emit);
+    } else {
+        let len = N.wrapping_mul(height);
+        let mut tile = <Bytes<N> as Width>::lines();
+        for (j, run) in tile.as_mut().iter_mut().enumerate() {
+            if let (Some(from), Some(into)) =
+                (run_at(j).and_then(|f| src.get(f..f.wrapping_add(len))), run.get_mut(..len))
+            {
+                into.copy_from_slice(from);
             }
         }
-        // `M · N` is one line for every width (asserted by the `width!` table).
-        if let Some(run) = at(d.wrapping_add(rows.at(i))).and_then(|t| dst.get_mut(t..t.wrapping_add(LINE))) {
-            put_line(run, &line, stores);
-        }
+        let lines = tile.as_ref();
+        let runs = <Bytes<N> as Width>::runs(|j| lines.get(j).unwrap_or(&ZERO_LINE));
+        <Bytes<N> as Width>::transpose(&runs, &mut emit);
     }
 }
 

@@ -40,6 +40,7 @@ mod fill;
 mod kernel;
 mod plan;
 mod stream;
+mod tile;
 mod window;
 
 pub use endpoint::{Endpoint, StridedView};
