@@ -7,7 +7,8 @@
 
 use super::plan::{Axis, Order, Stores};
 use super::stream::{self, LINE};
-use crate::memory::extent::len_u64;
+use super::tile;
+use crate::memory::extent::{len_u64, to_i64};
 
 /// An offset as a slice position (`None` for a negative one, which the plan never produces).
 #[inline]
@@ -217,6 +218,8 @@ impl Walk<'_> {
         };
         if let Some((total, after, next, stepped)) = rows {
             let m = <Bytes<N> as Width>::M as u64;
+            // Rows per call: a micro-tile's, or all of them when they make one destination run.
+            let per = if interleaves::<N>(self.pair, self.fused) { total.max(1) } else { m };
             let inner = self.pair.1.extent;
             let width = self.band.max(m);
             let mut j0 = 0;
@@ -224,11 +227,11 @@ impl Walk<'_> {
                 let j1 = inner.min(j0.saturating_add(width));
                 let mut i = 0;
                 while i < total {
-                    let rows = m.min(total.wrapping_sub(i));
+                    let rows = per.min(total.wrapping_sub(i));
                     let (s, d, first) =
                         if stepped { (step(s, i, axis.src), step(d, i, axis.dst), 0) } else { (s, d, i) };
                     self.run::<N>(dst, after, next, s, d, Band { first, rows, j0, j1 });
-                    i = i.wrapping_add(m);
+                    i = i.wrapping_add(per);
                 }
                 j0 = j1;
             }
@@ -256,59 +259,14 @@ fn tiles<const N: usize>(
 ) where
     Bytes<N>: Width,
 {
-    let m = <Bytes<N> as Width>::M as u64;
-    let bytes = i64::try_from(N).unwrap_or(i64::MAX);
-    let count = usize::try_from(j1.wrapping_sub(j0)).unwrap_or(0);
-    // A short source-minor axis inside a contiguous source run (bf16 `(2,1)` sub-tiles → rows):
-    // deinterleave the run into `rows` destination rows.
-    if outside.is_none()
-        && minor.extent < m
-        && minor.src == bytes
-        && inner.src == bytes.wrapping_mul(crate::memory::extent::to_i64(minor.extent))
-    {
-        let span = usize::try_from(minor.extent).unwrap_or(1);
-        let (from, to) = (step(s, j0, inner.src), step(d, j0, inner.dst));
-        let run = at(from).and_then(|f| src.get(f..f.wrapping_add(count.wrapping_mul(span).wrapping_mul(N))));
-        for i in 0..rows {
-            let row_at = at(step(to, i, minor.dst));
-            let row = row_at.and_then(|t| dst.get_mut(t..t.wrapping_add(count.wrapping_mul(N))));
-            let skip = usize::try_from(i).unwrap_or(0).wrapping_mul(N);
-            if let (Some(run), Some(row)) = (run, row) {
-                for (out, group) in row.chunks_exact_mut(N).zip(run.chunks_exact(span.wrapping_mul(N))) {
-                    if let Some(value) = group.get(skip..skip.wrapping_add(N)) {
-                        out.copy_from_slice(value);
-                    }
-                }
-            }
-        }
-        return;
+    // A short source-minor axis inside a contiguous source run (bf16 `(2,1)` sub-tiles → rows).
+    if deinterleaves::<N>((minor, inner), outside) {
+        return deinterleave::<N>(src, dst, (s, d), (minor, inner), Band { first, rows, j0, j1 }, stores);
     }
     // A short destination-minor axis inside a contiguous destination run (rows → `(2,1)`
-    // sub-tiles): interleave `e` source rows into the run.
-    if outside.is_none()
-        && inner.extent < m
-        && j0 == 0
-        && inner.dst == bytes
-        && minor.dst == bytes.wrapping_mul(crate::memory::extent::to_i64(inner.extent))
-    {
-        let span = count;
-        let height = usize::try_from(rows).unwrap_or(0);
-        let run_at = at(d);
-        let Some(run) = run_at.and_then(|t| dst.get_mut(t..t.wrapping_add(height.wrapping_mul(span).wrapping_mul(N))))
-        else {
-            return;
-        };
-        for j in 0..span {
-            let from = step(s, u64::try_from(j).unwrap_or(0), inner.src);
-            let Some(row) = at(from).and_then(|f| src.get(f..f.wrapping_add(height.wrapping_mul(N)))) else { continue };
-            let skip = j.wrapping_mul(N);
-            for (group, value) in run.chunks_exact_mut(span.wrapping_mul(N)).zip(row.chunks_exact(N)) {
-                if let Some(out) = group.get_mut(skip..skip.wrapping_add(N)) {
-                    out.copy_from_slice(value);
-                }
-            }
-        }
-        return;
+    // sub-tiles).
+    if interleaves::<N>((minor, inner), outside) && j0 == 0 {
+        return interleave::<N>(src, dst, (s, d), inner, rows, stores);
     }
     let height = usize::try_from(rows).unwrap_or(0).min(LINE);
     // Rows are contiguous in the source, fused or not.
@@ -324,6 +282,145 @@ fn tiles<const N: usize>(
     }
     let listed = Listed(offsets.get(..height).unwrap_or_default());
     row_of_tiles::<N>(src, dst, (s, d), (minor, inner), (height, listed), (j0, j1), stores);
+}
+
+/// Deinterleaves: the short source-minor axis (`e < M` elements) and the innermost axis make
+/// one contiguous source run, read out into `e` destination rows (bf16 `(2,1)` sub-tiles →
+/// rows). Whole lines of every row in registers (`tile.rs`), `e` source lines at a time; the
+/// rest element by element.
+fn deinterleave<const N: usize>(
+    src: &[u8],
+    dst: &mut [u8],
+    (s, d): (i64, i64),
+    (minor, inner): (Axis, Axis),
+    Band { rows, j0, j1, .. }: Band,
+    stores: Stores,
+) {
+    let count = usize::try_from(j1.wrapping_sub(j0)).unwrap_or(0);
+    let span = usize::try_from(minor.extent).unwrap_or(1);
+    let (from, to) = (step(s, j0, inner.src), step(d, j0, inner.dst));
+    let Some(run) = at(from).and_then(|f| src.get(f..f.wrapping_add(count.wrapping_mul(span).wrapping_mul(N)))) else {
+        return;
+    };
+    let row_at = |r: usize, column: usize| step(to, len_u64(r), minor.dst).wrapping_add(to_i64(len_u64(column)));
+    // Whole lines of every row in registers (`tile.rs`), `span` source lines at a time.
+    let mut done = 0;
+    if rows == minor.extent {
+        for (c, lines) in run.chunks_exact(span.wrapping_mul(LINE)).enumerate() {
+            let Ok(lines) = bytemuck::try_cast_slice::<u8, [u8; LINE]>(lines) else { break };
+            let column = c.wrapping_mul(LINE);
+            let took = tile::deinterleave::<N>(lines, |r, line| {
+                if let Some(out) = line_at(dst, row_at(r, column)) {
+                    put_line(out, line, stores);
+                }
+            });
+            if !took {
+                break;
+            }
+            done = column.wrapping_add(LINE);
+        }
+    }
+    // The rest element by element.
+    for r in 0..usize::try_from(rows).unwrap_or(0) {
+        let row = at(row_at(r, done))
+            .and_then(|t| dst.get_mut(t..t.wrapping_add(count.wrapping_mul(N).saturating_sub(done))));
+        let skip = r.wrapping_mul(N);
+        if let Some(row) = row {
+            let groups = run.chunks_exact(span.wrapping_mul(N)).skip(done.checked_div(N).unwrap_or(0));
+            for (out, group) in row.chunks_exact_mut(N).zip(groups) {
+                if let Some(value) = group.get(skip..skip.wrapping_add(N)) {
+                    out.copy_from_slice(value);
+                }
+            }
+        }
+    }
+}
+
+/// Interleaves: the short innermost axis (`e < M` elements) and the source-minor axis make one
+/// contiguous destination run, into which `e` source rows of `rows` elements are interleaved
+/// (rows → bf16 `(2,1)` sub-tiles), all at once. Whole lines of every source row in registers
+/// (`tile.rs`); the rest element by element.
+fn interleave<const N: usize>(src: &[u8], dst: &mut [u8], (s, d): (i64, i64), inner: Axis, rows: u64, stores: Stores)
+where
+    Bytes<N>: Width,
+{
+    let count = usize::try_from(inner.extent).unwrap_or(0);
+    let span = count;
+    let height = usize::try_from(rows).unwrap_or(0);
+    let source_row = |j: usize, column: usize| at(step(s, len_u64(j), inner.src))?.checked_add(column);
+    let m = <Bytes<N> as Width>::M;
+    // Whole lines of every source row, interleaved in registers (`tile.rs`).
+    let mut done: usize = 0;
+    if span <= MAX_SPAN {
+        'lines: for t in 0..height.checked_div(m).unwrap_or(0) {
+            let column = t.wrapping_mul(LINE);
+            let mut lines = [&ZERO_LINE; MAX_SPAN];
+            for (j, line) in lines.iter_mut().take(span).enumerate() {
+                let run = source_row(j, column).and_then(|f| src.get(f..f.wrapping_add(LINE)));
+                let Some(Ok(run)) = run.map(<&[u8; LINE]>::try_from) else { break 'lines };
+                *line = run;
+            }
+            let first = to_i64(len_u64(column.wrapping_mul(span)));
+            let took = tile::interleave::<N>(lines.get(..span).unwrap_or_default(), |q, line| {
+                let at = d.wrapping_add(first).wrapping_add(to_i64(len_u64(q.wrapping_mul(LINE))));
+                if let Some(out) = line_at(dst, at) {
+                    put_line(out, line, stores);
+                }
+            });
+            if !took {
+                break;
+            }
+            done = done.wrapping_add(m);
+        }
+    }
+    // The rest element by element.
+    let (skip_src, skip_dst) = (done.wrapping_mul(N), done.wrapping_mul(span).wrapping_mul(N));
+    let left = height.saturating_sub(done);
+    let run_at = at(d).map(|t| t.wrapping_add(skip_dst));
+    let Some(run) = run_at.and_then(|t| dst.get_mut(t..t.wrapping_add(left.wrapping_mul(span).wrapping_mul(N)))) else {
+        return;
+    };
+    for j in 0..span {
+        let row = source_row(j, skip_src).and_then(|f| src.get(f..f.wrapping_add(left.wrapping_mul(N))));
+        let Some(row) = row else { continue };
+        let skip = j.wrapping_mul(N);
+        for (group, value) in run.chunks_exact_mut(span.wrapping_mul(N)).zip(row.chunks_exact(N)) {
+            if let Some(out) = group.get_mut(skip..skip.wrapping_add(N)) {
+                out.copy_from_slice(value);
+            }
+        }
+    }
+}
+
+/// Whether a transpose deinterleaves: the source-minor axis is shorter than a micro-tile and
+/// the innermost axis continues it in the source, so that the two make one contiguous source
+/// run per band (bf16 `(2,1)` sub-tiles → rows).
+#[inline]
+fn deinterleaves<const N: usize>((minor, inner): (Axis, Axis), outside: Option<Axis>) -> bool
+where
+    Bytes<N>: Width,
+{
+    let bytes = to_i64(len_u64(N));
+    outside.is_none()
+        && minor.extent < <Bytes<N> as Width>::M as u64
+        && minor.src == bytes
+        && inner.src == bytes.wrapping_mul(to_i64(minor.extent))
+}
+
+/// Whether a transpose interleaves: the innermost (destination-minor) axis is shorter than a
+/// micro-tile and the source-minor axis continues it in the destination, so that the two make
+/// one contiguous destination run (rows → bf16 `(2,1)` sub-tiles). The walk hands such a
+/// transpose all rows of the source-minor axis at once.
+#[inline]
+fn interleaves<const N: usize>((minor, inner): (Axis, Axis), outside: Option<Axis>) -> bool
+where
+    Bytes<N>: Width,
+{
+    let bytes = to_i64(len_u64(N));
+    outside.is_none()
+        && inner.extent < <Bytes<N> as Width>::M as u64
+        && inner.dst == bytes
+        && minor.dst == bytes.wrapping_mul(to_i64(inner.extent))
 }
 
 /// Where row `i` of a micro-tile goes, relative to the tile's destination offset.
@@ -443,6 +540,16 @@ width! {
 
 /// A line of zeros: the run of a source offset the plan never produces.
 static ZERO_LINE: [u8; LINE] = [0; LINE];
+
+/// The most rows [`tile::interleave`] takes (16 one-byte elements to a lane).
+const MAX_SPAN: usize = 16;
+
+/// The destination line at `offset`, if it is inside the buffer.
+#[inline]
+fn line_at(dst: &mut [u8], offset: i64) -> Option<&mut [u8; LINE]> {
+    let t = at(offset)?;
+    dst.get_mut(t..t.checked_add(LINE)?)?.try_into().ok()
+}
 
 /// One micro-tile: source run `j` (`height ≤ M` elements contiguous along the row axis) starts
 /// at `s + j · src_stride`, for `j < M`; destination run `i` (`M` elements contiguous: one

@@ -290,6 +290,18 @@ fn finish(block: Block, width: i64, stores: Stores) -> Block {
                 axes.insert(last, minor);
                 Kernel::Transpose { src_minor: last, order: Order::SourceRuns }
             }
+            Some(src_minor) if interleaving(&axes, src_minor, width) => {
+                // Each micro-tile reads or writes one contiguous run of the short axis's
+                // extent: visiting the outer axes in source order reads the source from end to
+                // end (a bf16 `(2,1)` tile row by tile row) where destination order would read
+                // it in strided passes.
+                let last = axes.len().saturating_sub(1);
+                if let Some(outer) = axes.get_mut(..last) {
+                    outer.sort_by_key(|a| core::cmp::Reverse(a.src.unsigned_abs()));
+                }
+                let src_minor = axes.iter().position(|a| a.src == width).unwrap_or(src_minor);
+                Kernel::Transpose { src_minor, order: Order::Bands }
+            }
             Some(src_minor) => fuse(&mut axes, src_minor, width).map_or(
                 Kernel::Transpose { src_minor, order: Order::Bands },
                 |src_minor| Kernel::Transpose { src_minor, order: Order::Fused },
@@ -309,6 +321,21 @@ fn whole_tiles(axes: &[Axis], src_minor: usize, width: i64) -> bool {
     let tile = u64::try_from(line.checked_div(width).unwrap_or(0)).unwrap_or(0);
     let long = |axis: Option<&Axis>| axis.is_some_and(|a| a.extent >= tile);
     long(axes.get(src_minor)) && long(axes.last())
+}
+
+/// Whether a transpose (de)interleaves: the source-minor axis is shorter than a micro-tile and
+/// the innermost axis continues it in the source (a deinterleave: bf16 `(2,1)` sub-tiles read
+/// out into rows), or the innermost axis is shorter than a micro-tile and the source-minor axis
+/// continues it in the destination (an interleave: rows into `(2,1)` sub-tiles). `kernel.rs`
+/// moves whole lines of both in registers.
+fn interleaving(axes: &[Axis], src_minor: usize, width: i64) -> bool {
+    let (Some(minor), Some(inner)) = (axes.get(src_minor), axes.last()) else { return false };
+    let line = i64::try_from(super::stream::LINE).unwrap_or(i64::MAX);
+    let tile = u64::try_from(line.checked_div(width).unwrap_or(0)).unwrap_or(0);
+    let continues = |short: &Axis, stride: i64| {
+        short.extent < tile && i64::try_from(short.extent).ok().and_then(|e| e.checked_mul(width)) == Some(stride)
+    };
+    continues(minor, inner.src) || continues(inner, minor.dst)
 }
 
 /// [`Order::Fused`]: when the source-minor axis is shorter than a micro-tile (`M` elements, one

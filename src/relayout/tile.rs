@@ -11,6 +11,11 @@
 //! `zip2`-style on other targets), so the tile costs about one instruction per element where
 //! element-by-element gathering costs several: the kernel stays memory-bound instead of
 //! instruction-bound (`docs/relayout.md`, "Speed").
+//!
+//! The same round over `S` lanes rotates the index of every element of the `S · 16` bytes left
+//! by one bit ([`shuffle`]): `log2(16 / N)` rounds deinterleave `S` rows interleaved element by
+//! element (bf16 `(2,1)` sub-tiles read out into rows, [`deinterleave`]), `log2(S)` rounds
+//! interleave them ([`interleave`]).
 
 use super::stream::LINE;
 
@@ -62,21 +67,39 @@ fn zip<const N: usize>(a: Lane, b: Lane) -> (Lane, Lane) {
     (lo, hi)
 }
 
+/// `rounds` rounds of the perfect shuffle over `S` lanes: lanes `2k` and `2k + 1` of the next
+/// round interleave lanes `k` and `S/2 + k`. Read as one sequence of `S · B` elements, lane after
+/// lane, a round rotates every element's index left by one bit (of `log2(S · B)`): the index
+/// `(lane, element)` becomes `(lane mod S/2, element, lane div S/2)`. So `log2(B)` rounds move
+/// the element part to the top (a transpose when `S = B`, a deinterleave by `S` otherwise) and
+/// `log2(S)` rounds move the lane part to the bottom (an interleave of `S` rows).
+#[inline]
+// `k < S / 2` and `S / 2 + k < S`, `2k + 1 < S`: every index is below the array's length `S`
+// (a constant once monomorphized; the loops unroll completely).
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+fn shuffle<const N: usize, const S: usize>(lanes: &mut [Lane; S], rounds: u32) {
+    for _ in 0..rounds {
+        let before = *lanes;
+        for k in 0..S / 2 {
+            (lanes[2 * k], lanes[2 * k + 1]) = zip::<N>(before[k], before[S / 2 + k]);
+        }
+    }
+}
+
+/// Rounds of [`shuffle`] that transpose a block of `B` lanes, or deinterleave `S` of them:
+/// `log2(B)`, `B = 16 / N` elements per lane.
+const fn element_bits<const N: usize>() -> u32 {
+    match LANE.checked_div(N) {
+        Some(b) => b.trailing_zeros(),
+        None => 0,
+    }
+}
+
 /// Transposes one block in place: lane `r` holds `B` elements of run `r`; afterwards lane `c`
 /// holds element `c` of every run.
 #[inline]
-// `k < B / 2` and `B / 2 + k < B`, `2k + 1 < B`: every index is below the array's length `B`
-// (a constant once monomorphized; the loops unroll completely).
-#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn block<const N: usize, const B: usize>(lanes: &mut [Lane; B]) {
-    let mut round = 1;
-    while round < B {
-        let before = *lanes;
-        for k in 0..B / 2 {
-            (lanes[2 * k], lanes[2 * k + 1]) = zip::<N>(before[k], before[B / 2 + k]);
-        }
-        round *= 2;
-    }
+    shuffle::<N, B>(lanes, element_bits::<N>());
 }
 
 /// Transposes the tile: `emit(i, line)` receives line `i`, element `i` of every run (`runs[j]`
@@ -113,9 +136,98 @@ pub(crate) fn transpose<const N: usize, const M: usize, const B: usize>(
     }
 }
 
+/// Deinterleaves `src.len()` rows of `N`-byte elements: `src` holds them interleaved element by
+/// element (element `i` of the lines, read as one sequence, belongs to row `i mod S` at column
+/// `i div S`, `S = src.len()`); `emit(r, line)` receives row `r`'s `LINE / N` columns, for `r` in
+/// order. The bf16 `(2,1)` sub-tile (pairs of rows) read out into rows is `S = 2`, `N = 2`.
+/// Returns `false`, having emitted nothing, unless `S` is a power of two with `2 ≤ S ≤ 16 / N`
+/// (rows that fit a lane), the cases the registers take.
+pub(crate) fn deinterleave<const N: usize>(src: &[[u8; LINE]], emit: impl FnMut(usize, &[u8; LINE])) -> bool {
+    fn rows<const N: usize, const S: usize>(src: &[[u8; LINE]], emit: impl FnMut(usize, &[u8; LINE])) -> bool {
+        let Ok(src) = <&[[u8; LINE]; S]>::try_from(src) else { return false };
+        unzip::<N, S>(src, emit);
+        true
+    }
+    if src.len().saturating_mul(N) > LANE {
+        return false;
+    }
+    match src.len() {
+        2 => rows::<N, 2>(src, emit),
+        4 => rows::<N, 4>(src, emit),
+        8 => rows::<N, 8>(src, emit),
+        16 => rows::<N, 16>(src, emit),
+        _ => false,
+    }
+}
+
+/// Interleaves `rows.len()` rows of `N`-byte elements, one line of each: the inverse of
+/// [`deinterleave`], `emit(q, line)` receiving line `q` of the interleaved sequence (element
+/// `c · S + r` is column `c` of row `r`), for `q` in order. Returns `false`, having emitted
+/// nothing, unless `S = rows.len()` is a power of two with `2 ≤ S ≤ 16 / N`.
+pub(crate) fn interleave<const N: usize>(rows: &[&[u8; LINE]], emit: impl FnMut(usize, &[u8; LINE])) -> bool {
+    fn lines<const N: usize, const S: usize>(rows: &[&[u8; LINE]], emit: impl FnMut(usize, &[u8; LINE])) -> bool {
+        let Ok(rows) = <&[&[u8; LINE]; S]>::try_from(rows) else { return false };
+        zip_rows::<N, S>(rows, emit);
+        true
+    }
+    if rows.len().saturating_mul(N) > LANE {
+        return false;
+    }
+    match rows.len() {
+        2 => lines::<N, 2>(rows, emit),
+        4 => lines::<N, 4>(rows, emit),
+        8 => lines::<N, 8>(rows, emit),
+        16 => lines::<N, 16>(rows, emit),
+        _ => false,
+    }
+}
+
+/// [`deinterleave`] of `S` rows: lane group `g` (source lanes `g·S .. g·S + S`, contiguous) is
+/// shuffled `log2(B)` rounds, after which its lane `r` holds `B` consecutive columns of row `r`:
+/// lane `g` of output line `r`.
+#[inline]
+// `g < BLOCKS`, `t, r < S`, and `src` holds `S · BLOCKS` lanes: every index is in bounds.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+fn unzip<const N: usize, const S: usize>(src: &[[u8; LINE]; S], mut emit: impl FnMut(usize, &[u8; LINE])) {
+    let flat: &[Lane] = bytemuck::cast_slice(src.as_slice());
+    let mut out = [[[0u8; LANE]; BLOCKS]; S];
+    for g in 0..BLOCKS {
+        let mut lanes: [Lane; S] = core::array::from_fn(|t| flat[g * S + t]);
+        shuffle::<N, S>(&mut lanes, element_bits::<N>());
+        for (r, lane) in lanes.into_iter().enumerate() {
+            out[r][g] = lane;
+        }
+    }
+    for (r, line) in out.iter().enumerate() {
+        emit(r, bytemuck::cast_ref(line));
+    }
+}
+
+/// [`interleave`] of `S` rows: lane `g` of every row (`B` columns of each) is shuffled
+/// `log2(S)` rounds, after which the `S` lanes hold those columns interleaved: lanes
+/// `g·S .. g·S + S` of the output, read as one sequence.
+#[inline]
+// `g < BLOCKS`, `r, t < S`, `g·S + t < S · BLOCKS`: every index is in bounds.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+fn zip_rows<const N: usize, const S: usize>(rows: &[&[u8; LINE]; S], mut emit: impl FnMut(usize, &[u8; LINE])) {
+    let mut out = [[[0u8; LANE]; BLOCKS]; S];
+    for g in 0..BLOCKS {
+        let mut lanes: [Lane; S] =
+            core::array::from_fn(|r| bytemuck::cast_ref::<[u8; LINE], [Lane; BLOCKS]>(rows[r])[g]);
+        shuffle::<N, S>(&mut lanes, S.trailing_zeros());
+        for (t, lane) in lanes.into_iter().enumerate() {
+            let k = g * S + t;
+            out[k / BLOCKS][k % BLOCKS] = lane;
+        }
+    }
+    for (q, line) in out.iter().enumerate() {
+        emit(q, bytemuck::cast_ref(line));
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{LINE, transpose};
+    use super::{LINE, deinterleave, interleave, transpose};
     use proptest::prelude::*;
 
     /// The definition, element by element.
@@ -146,7 +258,62 @@ mod tests {
         assert_eq!(out, reference::<N, M>(&runs), "width {N}");
     }
 
+    /// Row `r` of `S` rows interleaved element by element in `flat`: its element `c` is element
+    /// `c · S + r` of `flat`.
+    fn row_of<const N: usize>(flat: &[u8], rows: usize, r: usize) -> Vec<u8> {
+        flat.chunks_exact(N).skip(r).step_by(rows).flatten().copied().collect()
+    }
+
+    /// Deinterleaves `S = lines.len() / LINE` rows and interleaves them back, both checked
+    /// element by element against [`row_of`]; or, for `S` the registers do not take, checks that
+    /// both decline without emitting.
+    fn check_rows<const N: usize>(bytes: &[u8], rows: usize) {
+        let lines: Vec<[u8; LINE]> = bytes.chunks_exact(LINE).take(rows).map(|c| c.try_into().unwrap()).collect();
+        let flat: Vec<u8> = lines.iter().flatten().copied().collect();
+        let fits = rows.is_power_of_two() && rows >= 2 && rows * N <= 16;
+        let mut out = vec![[0xA5u8; LINE]; rows];
+        let mut next = 0;
+        let took = deinterleave::<N>(&lines, |r, line| {
+            assert_eq!(r, next, "rows in order");
+            next += 1;
+            out[r] = *line;
+        });
+        assert_eq!(took, fits, "width {N}, {rows} rows");
+        if !fits {
+            assert_eq!(next, 0, "declined, yet emitted");
+            let refs: Vec<&[u8; LINE]> = lines.iter().collect();
+            assert!(!interleave::<N>(&refs, |_, _| panic!("declined, yet emitted")));
+            return;
+        }
+        assert_eq!(next, rows);
+        for (r, line) in out.iter().enumerate() {
+            assert_eq!(line.to_vec(), row_of::<N>(&flat, rows, r), "width {N}, {rows} rows, row {r}");
+        }
+        let refs: Vec<&[u8; LINE]> = out.iter().collect();
+        let mut back = vec![[0x5Au8; LINE]; rows];
+        let mut next = 0;
+        assert!(interleave::<N>(&refs, |q, line| {
+            assert_eq!(q, next, "lines in order");
+            next += 1;
+            back[q] = *line;
+        }));
+        assert_eq!(next, rows);
+        assert_eq!(back, lines, "interleave undoes deinterleave: width {N}, {rows} rows");
+    }
+
     proptest! {
+        #[test]
+        fn rows_deinterleave_and_interleave_as_defined(
+            bytes in proptest::collection::vec(any::<u8>(), 16 * 64),
+            rows in 1usize..=16,
+        ) {
+            check_rows::<1>(&bytes, rows);
+            check_rows::<2>(&bytes, rows);
+            check_rows::<4>(&bytes, rows);
+            check_rows::<8>(&bytes, rows);
+            check_rows::<16>(&bytes, rows);
+        }
+
         #[test]
         fn every_width_transposes_as_defined(bytes in proptest::collection::vec(any::<u8>(), 64 * 64)) {
             check::<1, 64, 16>(&bytes);

@@ -298,6 +298,32 @@ fn small_extents() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side
         .prop_filter("a fused transpose", |(_, _, a, b, _)| a.plan_with(b).unwrap().explain().contains("fused"))
 }
 
+/// A row-major array and the same under a tiling whose sub-tile groups `span` rows
+/// (`T(16,C)(span,1)`: bf16's `(2,1)`, s8's `(4,1)`), in either direction: the deinterleaving
+/// (tiled → rows) and interleaving (rows → tiled) paths, whole lines and ragged ends.
+fn sub_tiled() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let types = prop_oneof![
+        Just(PrimitiveType::U8),
+        Just(PrimitiveType::BF16),
+        Just(PrimitiveType::F32),
+        Just(PrimitiveType::F64),
+    ];
+    let spans = prop_oneof![Just(2i64), Just(4), Just(8), Just(16)];
+    let columns = prop_oneof![Just(32i64), Just(64), Just(128)];
+    (types, spans, columns, 1i64..=40, 1i64..=300, any::<bool>()).prop_flat_map(
+        |(t, span, c, rows, cols, tiled_first)| {
+            let dims = vec![rows, cols];
+            let plain = make_shape_with_layout(t, &dims, &LayoutSpec::new(&[1, 0])).unwrap();
+            let tiled = shape(&format!("{t}[{rows},{cols}]{{1,0:T(16,{c})({span},1)}}"));
+            let (a, b) = if tiled_first { (tiled, plain) } else { (plain, tiled) };
+            let (a, b) = (Side::Layout(a), Side::Layout(b));
+            let len = a.len();
+            let udims: Vec<u64> = dims.iter().map(|&d| u64::try_from(d).unwrap()).collect();
+            (Just(t), Just(udims), Just(a), Just(b), proptest::collection::vec(any::<u8>(), len))
+        },
+    )
+}
+
 /// The destination `0..dst_len()` produced part by part (`run_range`), cut at `cuts` thousandths
 /// of it, each part starting from `initial`'s bytes there; and the cut points.
 fn in_parts(plan: &RelayoutPlan, input: &[u8], initial: &[u8], cuts: &[usize]) -> (Vec<u8>, Vec<usize>) {
@@ -374,6 +400,26 @@ proptest! {
     fn fused_transposes_match_the_reference(
         (t, dims, a, b, input) in small_extents(),
         cuts in proptest::collection::vec(0usize..=1000, 0..6),
+    ) {
+        let initial = vec![0u8; b.len()];
+        let expected = reference(&a, &b, t, &dims, &input, &initial);
+        for stores in [StorePolicy::Cached, StorePolicy::Streaming] {
+            let plan = a.plan_with_stores(&b, stores).unwrap();
+            let mut out = initial.clone();
+            plan.run(&input, &mut out).unwrap();
+            prop_assert_eq!(&out, &expected, "{:?} -> {:?} {:?}", a, b, stores);
+            let (parts, points) = in_parts(&plan, &input, &initial, &cuts);
+            prop_assert_eq!(&parts, &expected, "{:?} -> {:?} {:?} cut at {:?}", a, b, stores, points);
+        }
+    }
+
+    /// Sub-tiles of paired rows to and from row-major (bf16 `(2,1)` and kin, the interleaving
+    /// kernels of `tile.rs`) write the reference's bytes with ordinary and streaming stores, whole
+    /// and in parts.
+    #[test]
+    fn sub_tiles_match_the_reference(
+        (t, dims, a, b, input) in sub_tiled(),
+        cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
         let initial = vec![0u8; b.len()];
         let expected = reference(&a, &b, t, &dims, &input, &initial);
