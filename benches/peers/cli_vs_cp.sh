@@ -17,6 +17,11 @@
 # types it: on ext4 it copies in the kernel (`copy_file_range`); on a file system that clones
 # (Btrfs, XFS with reflinks) it copies nothing and the comparison means nothing: use ext4 or tmpfs.
 set -euo pipefail
+DIR=""
+if [ $# -ge 2 ]; then
+  # Relative to the caller's directory, before the cd below.
+  DIR=$(cd -- "$2" 2>/dev/null && pwd) || { echo "no directory '$2'" >&2; exit 2; }
+fi
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 SIZE="${1:-2}"
@@ -29,18 +34,16 @@ ROWS=$((SIZE * 8192))
 FROM="f32[$ROWS,32768]{0,1}"
 TO="f32[$ROWS,32768]{1,0}"
 
-cargo build --release --features cli --bin xla-shape
-BIN=target/release/xla-shape
-
-if [ $# -ge 2 ]; then
-  DIR="$2"
-  [ -d "$DIR" ] || { echo "no directory '$DIR'" >&2; exit 2; }
+if [ -n "$DIR" ]; then
   work=$(mktemp -d "$DIR/cli_vs_cp.XXXXXX")
 else
   mkdir -p target
   work=$(mktemp -d target/cli_vs_cp.XXXXXX)
 fi
 trap 'rm -rf -- "$work"' EXIT
+
+cargo build --release --features cli --bin xla-shape
+BIN=target/release/xla-shape
 input="$work/in.bin"
 output="$work/out.bin"
 
