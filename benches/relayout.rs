@@ -3,9 +3,10 @@
 //! sub-byte cases the per-element `PhysicalMap` loop.
 //!
 //! Every plan runs on one thread (with feature `rayon`, inside a one-thread pool; the
-//! `t2d_512MiB_threads` group compares one and two), and with feature `rayon` once more on the
-//! global pool (`plan_all_threads`). `benches/peers/run_relayout.sh` runs this bench, then numpy
-//! on the same cases, and prints one table. `plan` is the default plan (streaming
+//! `t2d_512MiB_threads` and `r3_512MiB_threads` groups, run alone with `RELAYOUT_CASES=threads`,
+//! compare one and two), and with feature `rayon` once more on the global pool
+//! (`plan_all_threads`). `benches/peers/run_relayout.sh` runs this bench, then numpy on the same
+//! cases, and prints one table. `plan` is the default plan (streaming
 //! stores for these 64 MiB destinations on x86-64); `plan_cached` is the same plan with ordinary
 //! stores, the safe kernel the streaming one must beat by 1.5× to keep its `unsafe`.
 //!
@@ -326,23 +327,63 @@ fn bench_s4(c: &mut Criterion) {
     }
 }
 
-/// Feature `rayon`: t2d at 512 MiB (f32[8192,16384]) on one thread and on two, huge pages.
+/// Feature `rayon`: t2d (f32[8192,16384]) and r3 (f32[512,512,512], (2,0,1)) at 512 MiB on one
+/// thread and on two, huge pages; each group its own (`relayout/t2d_512MiB_threads`,
+/// `relayout/r3_512MiB_threads`).
 #[cfg(feature = "rayon")]
 fn bench_threads(c: &mut Criterion) {
-    let (a, b) = (shape("f32[8192,16384]{0,1}"), shape("f32[8192,16384]{1,0}"));
-    let plan = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap();
-    let src = buffer(plan.src_len(), true);
-    let mut dst = buffer(plan.dst_len(), true);
-    let mut group = c.benchmark_group("relayout/t2d_512MiB_threads");
-    group.throughput(Throughput::Bytes(plan.dst_len() as u64));
-    group.sample_size(10);
-    for threads in [1, 2] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        group.bench_function(BenchmarkId::new("plan", threads), |bench| {
-            bench.iter(|| pool.install(|| plan.run(black_box(&src), &mut dst).unwrap()));
-        });
+    for (name, src_text, dst_text) in [
+        ("t2d", "f32[8192,16384]{0,1}", "f32[8192,16384]{1,0}"),
+        ("r3", "f32[512,512,512]{2,1,0}", "f32[512,512,512]{1,0,2}"),
+    ] {
+        let (a, b) = (shape(src_text), shape(dst_text));
+        let plan = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap();
+        let src = buffer(plan.src_len(), true);
+        let mut dst = buffer(plan.dst_len(), true);
+        let mut group = c.benchmark_group(format!("relayout/{name}_512MiB_threads"));
+        group.throughput(Throughput::Bytes(plan.dst_len() as u64));
+        group.sample_size(10);
+        let pools: Vec<(usize, rayon::ThreadPool)> =
+            [1, 2].into_iter().map(|n| (n, rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap())).collect();
+        for (threads, pool) in &pools {
+            group.bench_function(BenchmarkId::new("plan", threads), |bench| {
+                bench.iter(|| pool.install(|| plan.run(black_box(&src), &mut dst).unwrap()));
+            });
+        }
+        // Both pools write the same bytes: each run once into a cleared buffer, so that a filtered
+        // run (which skipped the benches above) checks what it wrote, never a stale buffer. A
+        // digest instead of a second 512 MiB buffer.
+        let digests: Vec<u64> = pools
+            .iter()
+            .map(|(_, pool)| {
+                dst.fill(0);
+                pool.install(|| plan.run(&src, &mut dst).unwrap());
+                digest(&dst)
+            })
+            .collect();
+        assert!(digests.windows(2).all(|w| w[0] == w[1]), "{name}: one and two threads disagree");
+        // And the last of them moved the elements: a sample of indices through both maps.
+        let (ma, mb) =
+            (PhysicalMap::new(a.as_array().unwrap()).unwrap(), PhysicalMap::new(b.as_array().unwrap()).unwrap());
+        let dims = a.as_array().unwrap().dimensions().to_vec();
+        for k in 0..1000_i64 {
+            let index: Vec<i64> = dims.iter().zip(0_i64..).map(|(&n, d)| (k * 7919 + d * 104_729) % n).collect();
+            let s = ma.slot_unchecked_bounds(&index).get() as usize * 4;
+            let d = mb.slot_unchecked_bounds(&index).get() as usize * 4;
+            assert!(dst[d..d + 4] == src[s..s + 4], "{name}: element {index:?} misplaced");
+        }
+        group.finish();
     }
-    group.finish();
+}
+
+/// An order-sensitive digest of `bytes` (FNV-1a over 8-byte words).
+#[cfg(feature = "rayon")]
+fn digest(bytes: &[u8]) -> u64 {
+    bytes.chunks(8).fold(0xcbf2_9ce4_8422_2325, |h, w| {
+        let mut word = [0u8; 8];
+        word[..w.len()].copy_from_slice(w);
+        (h ^ u64::from_le_bytes(word)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 #[cfg(not(feature = "rayon"))]

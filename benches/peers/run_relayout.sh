@@ -1,17 +1,31 @@
 #!/usr/bin/env bash
-# The relayout table of docs/relayout.md from one run: the criterion bench (memcpy, xla-shape on
-# one thread and on all, ndarray, naive), then numpy on the same cases, then one table.
+# The relayout table of docs/relayout.md: the criterion bench (memcpy, xla-shape on one thread and
+# on all, ndarray, naive), the one-and-two-thread groups at 512 MiB, then numpy on the same cases,
+# then one table. With RUNS=N the whole sequence runs N times and the table gives, per cell, the
+# median over the runs with the spread [min–max], of each time and of each ratio.
 #
 #   benches/peers/run_relayout.sh                       # venv in target/peers/venv
 #   PEERS_VENV=../peers-venv benches/peers/run_relayout.sh   # a venv elsewhere
 #   benches/peers/run_relayout.sh r3                    # criterion's filter: some cases only
+#   RUNS=3 benches/peers/run_relayout.sh                # three runs, one table
+#   TIMES='--warm-up-time 0.1 --measurement-time 0.2' benches/peers/run_relayout.sh  # a smoke run
 #
-# Needs python3 and, the first time, network access to the Python package index (numpy and
-# ml_dtypes, pinned in benches/peers/requirements.txt). Quiet machine: the figures are medians of
-# short runs, and another process's load shows in them (`uptime` is printed with the table).
+# Each run K is saved as target/peers/run-K.json (criterion's medians written during that run,
+# numpy's results, `uptime` before and after); `benches/peers/relayout_table.py --runs
+# target/peers/run-*.json` prints the table again. Needs python3 and, the first time, network
+# access to the Python package index (numpy and ml_dtypes, pinned in
+# benches/peers/requirements.txt). Quiet machine: the figures are medians of short runs, and
+# another process's load shows in them (each run's `uptime` is printed with the table).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
+RUNS="${RUNS:-1}"
+if ! [[ "$RUNS" =~ ^[1-9][0-9]*$ ]]; then
+  echo "RUNS must be a positive integer, not '$RUNS'" >&2
+  exit 2
+fi
+# Criterion's times of every bench (the figures of docs/relayout.md use the default).
+read -ra times <<< "${TIMES:---warm-up-time 1 --measurement-time 3}"
 VENV="${PEERS_VENV:-target/peers/venv}"
 PY="${PYTHON:-$(command -v python3)}"
 if [ ! -x "$VENV/bin/python" ]; then
@@ -19,10 +33,24 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/pip" install --quiet -r benches/peers/requirements.txt
 
-uptime
-cargo bench --bench relayout --features rayon -- --warm-up-time 1 --measurement-time 3 "$@"
-# One and two threads on t2d at 512 MiB (the table's last line).
-RELAYOUT_CASES=threads cargo bench --bench relayout --features rayon -- --warm-up-time 1 --measurement-time 3
-"$VENV/bin/python" benches/peers/relayout_numpy.py --out target/peers/numpy.json
-uptime
-"$VENV/bin/python" benches/peers/relayout_table.py target/criterion target/peers/numpy.json
+mkdir -p target/peers
+rm -f target/peers/run-*.json target/peers/numpy-*.json
+saved=()
+for ((k = 1; k <= RUNS; k++)); do
+  echo "== run $k of $RUNS"
+  # Criterion's results written from now on belong to this run (by mtime).
+  since=$(date +%s.%N)
+  before=$(uptime)
+  echo "$before"
+  cargo bench --bench relayout --features rayon -- "${times[@]}" "$@"
+  # One and two threads on t2d and r3 at 512 MiB (the lines under the table).
+  RELAYOUT_CASES=threads cargo bench --bench relayout --features rayon -- "${times[@]}"
+  "$VENV/bin/python" benches/peers/relayout_numpy.py --out "target/peers/numpy-$k.json"
+  after=$(uptime)
+  echo "$after"
+  "$VENV/bin/python" benches/peers/relayout_table.py --save "target/peers/run-$k.json" --since "$since" \
+    --uptime "before: $before" --uptime "after: $after" target/criterion "target/peers/numpy-$k.json"
+  saved+=("target/peers/run-$k.json")
+done
+cp "target/peers/numpy-$RUNS.json" target/peers/numpy.json
+"$VENV/bin/python" benches/peers/relayout_table.py --runs "${saved[@]}"
