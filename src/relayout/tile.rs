@@ -301,7 +301,15 @@ mod tests {
         assert_eq!(back, lines, "interleave undoes deinterleave: width {N}, {rows} rows");
     }
 
+    /// Under Miri (the safe path's check, CONTRIBUTING.md) a few cases: each is thousands of
+    /// interpreted shuffles.
+    fn config() -> ProptestConfig {
+        ProptestConfig { cases: if cfg!(miri) { 8 } else { 256 }, ..ProptestConfig::default() }
+    }
+
     proptest! {
+        #![proptest_config(config())]
+
         #[test]
         fn rows_deinterleave_and_interleave_as_defined(
             bytes in proptest::collection::vec(any::<u8>(), 16 * 64),
