@@ -243,7 +243,30 @@ pub(crate) fn strategy(src: &Resolved, dst: &Resolved, span: &Span, policy: Stor
         }
     };
     let identity = matches!(unit, Unit::Bytes { width } if identical(&blocks, width, src, dst));
+    let stores = match unit {
+        Unit::Bytes { width } if policy == StorePolicy::Auto && !identity && short_rows(&blocks, width) => Stores::Plain,
+        _ => stores,
+    };
     Ok(if identity { Strategy::Identity { stores } } else { Strategy::Boxes { unit, blocks: blocks.into(), stores } })
+}
+
+/// Rows shorter than this (bytes) are copied with ordinary stores under [`StorePolicy::Auto`].
+const MIN_STREAMED_ROW: u64 = 4096;
+
+/// Whether every box copies rows shorter than [`MIN_STREAMED_ROW`]: runs of a few lines read
+/// from scattered places (r4's 256-byte rows, `T(8,128)` f32's 512-byte tile rows). Measured on
+/// this project's machine in the same runs (`plan` against `plan_cached` in
+/// `benches/relayout.rs`), streaming such rows was 1.5–1.9× slower than ordinary stores when
+/// memory was fast (memcpy of 64 MiB in 3 ms), and up to 1.5× faster when it was slow (5–6 ms):
+/// with memcpy's stores, the peers' and the fast case's, the rows never fall behind a peer.
+/// Transposes and one long copy keep streaming: it wins there in both regimes.
+fn short_rows(blocks: &[Block], width: usize) -> bool {
+    let width = crate::memory::extent::len_u64(width);
+    !blocks.is_empty()
+        && blocks.iter().all(|b| {
+            b.kernel == Kernel::Rows
+                && b.axes.last().map_or(width, |inner| inner.extent.saturating_mul(width)) < MIN_STREAMED_ROW
+        })
 }
 
 /// Whether the plan is one copy of the whole buffer onto an equally long one.
