@@ -7,12 +7,12 @@
 //! by a decode error, and `--json` output is always one complete object.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::Shape;
 use crate::codec::{MAX_REPORTED, WireReport};
 use crate::hlo::{self, Found, HloMessage, ShapeSite};
 use crate::proto::{ProgramShapeProto, ShapeProto};
@@ -21,6 +21,7 @@ use crate::sharding::{self, shardy};
 use crate::cli::Io;
 use crate::cli::args::{HloArgs, HloType, ModuleFormatArgs};
 use crate::cli::cmd::decode;
+use crate::cli::cmd::printed::{Checked, Printed};
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, ModuleInput};
 use crate::cli::output::{self, Reply};
@@ -34,14 +35,38 @@ fn message(kind: HloType) -> HloMessage {
     }
 }
 
+/// The kinds of site the summary counts, by [`kind_index`].
+const KINDS: [&str; 5] =
+    ["host_program_shape", "computation_program_shape", "instruction", "outfeed_shape", "operand_shapes_with_layout"];
+
+/// Which kind of site, as an index into [`KINDS`].
+fn kind_index(site: &ShapeSite<'_>) -> usize {
+    match site {
+        ShapeSite::HostParameter { .. } | ShapeSite::HostResult => 0,
+        ShapeSite::ComputationParameter { .. } | ShapeSite::ComputationResult { .. } => 1,
+        ShapeSite::Instruction { .. } => 2,
+        ShapeSite::OutfeedShape { .. } => 3,
+        ShapeSite::OperandShape { .. } => 4,
+    }
+}
+
 /// Which kind of site, for the summary counts.
 fn kind(site: &ShapeSite<'_>) -> &'static str {
+    KINDS.get(kind_index(site)).copied().unwrap_or_default()
+}
+
+/// Writes `site` as its `Display` does, without formatting machinery for the common sites.
+fn push_site(line: &mut String, site: &ShapeSite<'_>) {
     match site {
-        ShapeSite::HostParameter { .. } | ShapeSite::HostResult => "host_program_shape",
-        ShapeSite::ComputationParameter { .. } | ShapeSite::ComputationResult { .. } => "computation_program_shape",
-        ShapeSite::Instruction { .. } => "instruction",
-        ShapeSite::OutfeedShape { .. } => "outfeed_shape",
-        ShapeSite::OperandShape { .. } => "operand_shapes_with_layout",
+        ShapeSite::Instruction { computation, instruction, .. } => {
+            line.push_str(computation);
+            line.push_str(" / ");
+            line.push_str(instruction);
+        }
+        // Writing to a String cannot fail.
+        _ => {
+            let _ = write!(line, "{site}");
+        }
     }
 }
 
@@ -91,7 +116,7 @@ pub(crate) fn module_summary(
         }
         text => walk_text(text, format, path, &mut Listing::Collect(&mut collected))?,
     };
-    let instructions = tally.counts.get("instruction").copied().unwrap_or(0);
+    let instructions = tally.count_map().get("instruction").copied().unwrap_or(0);
     Ok(ModuleSummary { name, computations, instructions, collected })
 }
 
@@ -109,7 +134,8 @@ impl Listing<'_> {
 /// each (the counts count them all), so memory does not grow with the module.
 #[derive(Default)]
 struct Tally {
-    counts: BTreeMap<&'static str, usize>,
+    /// Shapes by kind ([`KINDS`]).
+    counts: [usize; 5],
     total: usize,
     invalid: usize,
     first_invalid: Option<String>,
@@ -122,12 +148,17 @@ struct Tally {
     shardy_total: usize,
     shardy_disagree: usize,
     shardy_refused: usize,
+    /// Each distinct shape printed and validated once.
+    printed: Printed,
+    /// The text listing's line being written (its buffer reused).
+    line: String,
 }
 
 impl Tally {
     fn shape(&mut self, site: &ShapeSite<'_>, error: Option<&str>) {
-        let count = self.counts.entry(kind(site)).or_default();
-        *count = count.saturating_add(1);
+        if let Some(count) = self.counts.get_mut(kind_index(site)) {
+            *count = count.saturating_add(1);
+        }
         self.total = self.total.saturating_add(1);
         if let Some(error) = error {
             self.invalid = self.invalid.saturating_add(1);
@@ -163,8 +194,13 @@ impl Tally {
         self.non_canonical_total = self.non_canonical_total.saturating_add(non_canonical);
     }
 
+    /// The counts of the kinds seen, by name.
+    fn count_map(&self) -> BTreeMap<&'static str, usize> {
+        KINDS.iter().zip(self.counts).filter(|(_, n)| *n > 0).map(|(k, n)| (*k, n)).collect()
+    }
+
     fn summary(&self, name: &str) -> String {
-        let breakdown = self.counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
+        let breakdown = self.count_map().iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
         let shardy = if self.shardy_total == 0 {
             String::new()
         } else {
@@ -182,7 +218,7 @@ impl Tally {
     /// The JSON keys after `shapes`.
     fn json_tail(&self) -> serde_json::Map<String, Value> {
         let mut tail = serde_json::Map::new();
-        tail.insert("counts".into(), json!(self.counts));
+        tail.insert("counts".into(), json!(self.count_map()));
         tail.insert("total".into(), json!(self.total));
         tail.insert("invalid".into(), json!(self.invalid));
         tail.insert("unknown_fields".into(), json!(self.unknown));
@@ -262,13 +298,29 @@ fn shardy_of(
 fn shape(
     site: &ShapeSite<'_>,
     shape: &ShapeProto,
+    extras: (Option<Result<String, String>>, Option<Shardy>),
+    tally: &mut Tally,
+    listing: &mut Listing<'_>,
+) -> Result<(), Failure> {
+    // The cache is moved out for the call so that the entry can borrow from it.
+    let mut printed = std::mem::take(&mut tally.printed);
+    let result = entry(site, shape, printed.get(shape), extras, tally, listing);
+    tally.printed = printed;
+    result
+}
+
+/// [`shape`] with the shape printed and validated (as XLA loads modules, with
+/// `ValidateShapeWithOptionalLayout`).
+fn entry(
+    site: &ShapeSite<'_>,
+    shape: &ShapeProto,
+    checked: &Checked,
     (sharding, shardy): (Option<Result<String, String>>, Option<Shardy>),
     tally: &mut Tally,
     listing: &mut Listing<'_>,
 ) -> Result<(), Failure> {
-    // XLA loads modules with ValidateShapeWithOptionalLayout.
-    let error = Shape::try_new_optional_layout(shape).err().map(|e| e.to_string());
-    tally.shape(site, error.as_deref());
+    let error = checked.error.as_deref();
+    tally.shape(site, error);
     if let Some(shardy) = &shardy {
         tally.shardy(shardy);
     }
@@ -286,29 +338,46 @@ fn shape(
             }
         }
         Listing::Text(out) => {
-            // Written straight to the (buffered) output: no string per line.
-            let written = match (&sharding, &error) {
-                (None, None) => write!(out, "{site} / {shape}"),
-                (None, Some(e)) => write!(out, "{site} / {shape}  [invalid: {e}]"),
-                (Some(Ok(text)), None) => write!(out, "{site} / {shape}  sharding={text}"),
-                (Some(Ok(text)), Some(e)) => write!(out, "{site} / {shape}  sharding={text}  [invalid: {e}]"),
-                (Some(Err(s)), None) => write!(out, "{site} / {shape}  [invalid sharding: {s}]"),
-                (Some(Err(s)), Some(e)) => write!(out, "{site} / {shape}  [invalid sharding: {s}]  [invalid: {e}]"),
-            };
-            let written = written.and_then(|()| match &shardy {
-                Some(Shardy { converted: Ok(text), disagrees: Some(true) }) => {
-                    writeln!(out, "  [shardy: {text} disagrees]")
+            // One reused line, written to the (buffered) output at once. Writing to a String
+            // cannot fail.
+            let line = &mut tally.line;
+            line.clear();
+            push_site(line, site);
+            line.push_str(" / ");
+            line.push_str(&checked.text);
+            match &sharding {
+                Some(Ok(text)) => {
+                    let _ = write!(line, "  sharding={text}");
                 }
-                Some(Shardy { converted: Err(e), .. }) => writeln!(out, "  [invalid shardy: {e}]"),
-                _ => writeln!(out),
-            });
-            written.map_err(|e| Failure::invalid(format!("cannot write to stdout: {e}")))?;
+                Some(Err(s)) => {
+                    let _ = write!(line, "  [invalid sharding: {s}]");
+                }
+                None => {}
+            }
+            if let Some(e) = error {
+                {
+                    let _ = write!(line, "  [invalid: {e}]");
+                };
+            }
+            match &shardy {
+                Some(Shardy { converted: Ok(text), disagrees: Some(true) }) => {
+                    {
+                        let _ = write!(line, "  [shardy: {text} disagrees]");
+                    };
+                }
+                Some(Shardy { converted: Err(e), .. }) => {
+                    let _ = write!(line, "  [invalid shardy: {e}]");
+                }
+                _ => {}
+            }
+            line.push('\n');
+            out.write_all(line.as_bytes()).map_err(|e| Failure::invalid(format!("cannot write to stdout: {e}")))?;
         }
         Listing::Json { first, .. } => {
             let mut entry = json!({
                 "site": site.to_string(),
                 "kind": kind(site),
-                "shape": shape.to_string(),
+                "shape": checked.text,
                 "valid": error.is_none(),
                 "error": error,
             });

@@ -1,0 +1,95 @@
+//! Each distinct shape of an `hlo` listing printed and validated once: a module repeats a few
+//! shapes over thousands of instructions, and printing (XLA's text) and validating
+//! (`Shape::try_new_optional_layout`, as XLA loads modules) are pure functions of the proto.
+//! Bounded: at most [`MAX_SHAPES`] shapes whose text is at most [`MAX_TEXT`] bytes (a longer
+//! one is printed and validated each time); when full it starts over.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use crate::Shape;
+use crate::proto::ShapeProto;
+
+/// The most distinct shapes kept.
+const MAX_SHAPES: usize = 512;
+
+/// The longest printed shape kept (its proto is then at most a few kilobytes).
+const MAX_TEXT: usize = 128;
+
+/// A shape as the listing shows it: XLA's text and, if invalid, why.
+#[derive(Debug, Default)]
+pub(crate) struct Checked {
+    pub text: String,
+    pub error: Option<String>,
+}
+
+impl Checked {
+    /// Prints and validates `shape` into `self`, reusing its text's buffer.
+    fn set(&mut self, shape: &ShapeProto) {
+        self.text.clear();
+        // Writing to a String cannot fail.
+        let _ = write!(self.text, "{shape}");
+        self.error = Shape::try_new_optional_layout(shape).err().map(|e| e.to_string());
+    }
+}
+
+/// The shapes printed and validated so far.
+#[derive(Debug, Default)]
+pub(crate) struct Printed {
+    index: HashMap<ShapeProto, usize>,
+    checked: Vec<Checked>,
+    /// The last shape that was not kept.
+    fresh: Checked,
+}
+
+impl Printed {
+    /// `shape` printed and validated.
+    pub(crate) fn get(&mut self, shape: &ShapeProto) -> &Checked {
+        match self.index.get(shape).copied() {
+            Some(at) if at < self.checked.len() => self.checked.get(at).unwrap_or(&self.fresh),
+            _ => self.insert(shape),
+        }
+    }
+
+    /// Prints and validates a shape not seen yet, keeping it if it is short enough.
+    fn insert(&mut self, shape: &ShapeProto) -> &Checked {
+        self.fresh.set(shape);
+        if self.fresh.text.len() > MAX_TEXT {
+            return &self.fresh;
+        }
+        if self.checked.len() >= MAX_SHAPES {
+            self.index.clear();
+            self.checked.clear();
+        }
+        self.index.insert(shape.clone(), self.checked.len());
+        self.checked.push(std::mem::take(&mut self.fresh));
+        self.checked.last().unwrap_or(&self.fresh)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::parse_shape_raw;
+
+    #[test]
+    fn cached_shapes_print_and_validate_as_the_shape_does() {
+        let mut printed = Printed::default();
+        let long = format!("({})", vec!["f32[2]{0}"; 20].join(", "));
+        for text in ["f32[2]{0}", "f32[2]{1}", "f32[2]{0}", "f32[2]{1}", long.as_str(), long.as_str()] {
+            let shape = parse_shape_raw(text).unwrap();
+            let checked = printed.get(&shape);
+            assert_eq!(checked.text, shape.to_string());
+            assert_eq!(checked.error, Shape::try_new_optional_layout(&shape).err().map(|e| e.to_string()));
+        }
+        assert!(printed.get(&parse_shape_raw("f32[2]{1}").unwrap()).error.is_some());
+        assert_eq!(printed.checked.len(), 2);
+        // Full, it starts over.
+        let mut printed = Printed::default();
+        for n in 0..=MAX_SHAPES {
+            let shape = parse_shape_raw(&format!("f32[{n}]{{0}}")).unwrap();
+            assert_eq!(printed.get(&shape).text, format!("f32[{n}]{{0}}"));
+        }
+        assert_eq!(printed.checked.len(), 1);
+    }
+}
