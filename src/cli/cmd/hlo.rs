@@ -297,14 +297,14 @@ fn shardy_of(
 /// disagree).
 fn shape(
     site: &ShapeSite<'_>,
-    shape: &ShapeProto,
+    (shape, text): (&ShapeProto, Option<&str>),
     extras: (Option<Result<String, String>>, Option<Shardy>),
     tally: &mut Tally,
     listing: &mut Listing<'_>,
 ) -> Result<(), Failure> {
     // The cache is moved out for the call so that the entry can borrow from it.
     let mut printed = std::mem::take(&mut tally.printed);
-    let result = entry(site, shape, printed.get(shape), extras, tally, listing);
+    let result = entry(site, shape, printed.get(text, shape), extras, tally, listing);
     tally.printed = printed;
     result
 }
@@ -415,7 +415,7 @@ fn walk(kind_of: HloType, bytes: &[u8], meshes: &Meshes, listing: &mut Listing<'
                     _ => None,
                 };
                 let shardy = shardy_of(text, meshes, sharding.as_ref());
-                shape(&sited.site, &sited.shape, (sharding, shardy), &mut tally, listing)?;
+                shape(&sited.site, (&sited.shape, None), (sharding, shardy), &mut tally, listing)?;
             }
             Found::Report(found) => {
                 let site = found.site.to_string();
@@ -571,7 +571,7 @@ fn walk_text(
                 if let Some(layout) = module.entry_computation_layout {
                     host_given = true;
                     for (site, shape_proto) in program_sites(layout, true, "") {
-                        shape(&site, shape_proto, (None, None), &mut tally, listing)?;
+                        shape(&site, (shape_proto, None), (None, None), &mut tally, listing)?;
                     }
                 }
             }
@@ -593,11 +593,11 @@ fn walk_text(
                     &module_meshes,
                     sharding.as_ref(),
                 );
-                shape(&site, i.shape, (sharding, shardy), &mut tally, listing)?;
+                shape(&site, (i.shape, Some(i.shape_text)), (sharding, shardy), &mut tally, listing)?;
                 if let Some(outfeed) = i.outfeed_shape {
                     shape(
                         &ShapeSite::OutfeedShape { computation, instruction },
-                        outfeed,
+                        (outfeed, None),
                         (None, None),
                         &mut tally,
                         listing,
@@ -605,17 +605,17 @@ fn walk_text(
                 }
                 for (operand, operand_shape) in i.operand_shapes_with_layout.iter().enumerate() {
                     let site = ShapeSite::OperandShape { computation, instruction, operand };
-                    shape(&site, operand_shape, (None, None), &mut tally, listing)?;
+                    shape(&site, (operand_shape, None), (None, None), &mut tally, listing)?;
                 }
             }
             TextItem::ComputationEnd(end) => {
                 if end.entry && !host_given {
                     for (site, shape_proto) in program_sites(end.program_shape, true, "") {
-                        shape(&site, shape_proto, (None, None), &mut tally, listing)?;
+                        shape(&site, (shape_proto, None), (None, None), &mut tally, listing)?;
                     }
                 }
                 for (site, shape_proto) in program_sites(end.program_shape, false, end.name) {
-                    shape(&site, shape_proto, (None, None), &mut tally, listing)?;
+                    shape(&site, (shape_proto, None), (None, None), &mut tally, listing)?;
                 }
             }
         }

@@ -1,8 +1,10 @@
-//! Each distinct shape of an `hlo` listing printed and validated once: a module repeats a few
-//! shapes over thousands of instructions, and printing (XLA's text) and validating
-//! (`Shape::try_new_optional_layout`, as XLA loads modules) are pure functions of the proto.
-//! Bounded: at most [`MAX_SHAPES`] shapes whose text is at most [`MAX_TEXT`] bytes (a longer
-//! one is printed and validated each time); when full it starts over.
+//! Each distinct shape of an `hlo` text listing printed and validated once: a module repeats a
+//! few shapes over thousands of instructions, and printing (XLA's text) and validating
+//! (`Shape::try_new_optional_layout`, as XLA loads modules) are pure functions of the proto,
+//! which is a function of the shape's text as written (`Instruction::shape_text`). Keyed by that
+//! text: hashing and comparing a few bytes costs less than hashing and comparing a proto.
+//! Bounded: at most [`MAX_SHAPES`] texts of at most [`MAX_TEXT`] bytes (another shape is
+//! printed and validated each time); when full it starts over.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -13,7 +15,7 @@ use crate::proto::ShapeProto;
 /// The most distinct shapes kept.
 const MAX_SHAPES: usize = 512;
 
-/// The longest printed shape kept (its proto is then at most a few kilobytes).
+/// The longest shape text kept (its proto and printed text are then at most a few kilobytes).
 const MAX_TEXT: usize = 128;
 
 /// A shape as the listing shows it: XLA's text and, if invalid, why.
@@ -36,32 +38,32 @@ impl Checked {
 /// The shapes printed and validated so far.
 #[derive(Debug, Default)]
 pub(crate) struct Printed {
-    index: HashMap<ShapeProto, usize>,
+    index: HashMap<Box<str>, usize>,
     checked: Vec<Checked>,
     /// The last shape that was not kept.
     fresh: Checked,
 }
 
 impl Printed {
-    /// `shape` printed and validated.
-    pub(crate) fn get(&mut self, shape: &ShapeProto) -> &Checked {
-        match self.index.get(shape).copied() {
+    /// `shape` printed and validated; `text` is its text as written, if it has one.
+    pub(crate) fn get(&mut self, text: Option<&str>, shape: &ShapeProto) -> &Checked {
+        match text.and_then(|text| self.index.get(text)).copied() {
             Some(at) if at < self.checked.len() => self.checked.get(at).unwrap_or(&self.fresh),
-            _ => self.insert(shape),
+            _ => self.insert(text, shape),
         }
     }
 
-    /// Prints and validates a shape not seen yet, keeping it if it is short enough.
-    fn insert(&mut self, shape: &ShapeProto) -> &Checked {
+    /// Prints and validates a shape not seen yet, keeping it if its text is short enough.
+    fn insert(&mut self, text: Option<&str>, shape: &ShapeProto) -> &Checked {
         self.fresh.set(shape);
-        if self.fresh.text.len() > MAX_TEXT {
+        let Some(text) = text.filter(|text| text.len() <= MAX_TEXT) else {
             return &self.fresh;
-        }
+        };
         if self.checked.len() >= MAX_SHAPES {
             self.index.clear();
             self.checked.clear();
         }
-        self.index.insert(shape.clone(), self.checked.len());
+        self.index.insert(text.into(), self.checked.len());
         self.checked.push(std::mem::take(&mut self.fresh));
         self.checked.last().unwrap_or(&self.fresh)
     }
@@ -76,19 +78,21 @@ mod tests {
     fn cached_shapes_print_and_validate_as_the_shape_does() {
         let mut printed = Printed::default();
         let long = format!("({})", vec!["f32[2]{0}"; 20].join(", "));
-        for text in ["f32[2]{0}", "f32[2]{1}", "f32[2]{0}", "f32[2]{1}", long.as_str(), long.as_str()] {
+        for text in ["f32[2]{0}", "f32[2]{1}", "f32[2]", "f32[2]{0}", "f32[2]{1}", long.as_str(), long.as_str()] {
             let shape = parse_shape_raw(text).unwrap();
-            let checked = printed.get(&shape);
-            assert_eq!(checked.text, shape.to_string());
-            assert_eq!(checked.error, Shape::try_new_optional_layout(&shape).err().map(|e| e.to_string()));
+            for key in [Some(text), None] {
+                let checked = printed.get(key, &shape);
+                assert_eq!(checked.text, shape.to_string());
+                assert_eq!(checked.error, Shape::try_new_optional_layout(&shape).err().map(|e| e.to_string()));
+            }
         }
-        assert!(printed.get(&parse_shape_raw("f32[2]{1}").unwrap()).error.is_some());
-        assert_eq!(printed.checked.len(), 2);
+        assert!(printed.get(Some("f32[2]{1}"), &parse_shape_raw("f32[2]{1}").unwrap()).error.is_some());
+        assert_eq!(printed.checked.len(), 3);
         // Full, it starts over.
         let mut printed = Printed::default();
         for n in 0..=MAX_SHAPES {
-            let shape = parse_shape_raw(&format!("f32[{n}]{{0}}")).unwrap();
-            assert_eq!(printed.get(&shape).text, format!("f32[{n}]{{0}}"));
+            let text = format!("f32[{n}]{{0}}");
+            assert_eq!(printed.get(Some(&text), &parse_shape_raw(&text).unwrap()).text, text);
         }
         assert_eq!(printed.checked.len(), 1);
     }

@@ -34,6 +34,7 @@
 //! while let Some(item) = reader.next_item()? {
 //!     if let Item::Instruction(i) = item {
 //!         listed.push(format!("{} / {}: {} {:?}", i.computation, i.name, i.shape, i.attribute("sharding")));
+//!         assert_eq!(i.shape_text, "f32[2]{0}");
 //!     }
 //! }
 //! assert_eq!(listed, ["main / p: f32[2]{0} None", "main / n: f32[2]{0} Some(\"{replicated}\")"]);
@@ -139,6 +140,9 @@ pub struct Instruction<'a> {
     pub root: bool,
     /// Its shape, parsed as XLA parses it (missing layouts filled in; not validated).
     pub shape: &'a ShapeProto,
+    /// Its shape as written (`f32[2]{0}`; comments inside kept). Equal texts parse to equal
+    /// shapes, so a caller can key what it derives from a shape by this text.
+    pub shape_text: &'a str,
     /// Its opcode (`add`, `custom-call`, …).
     pub opcode: &'a str,
     /// The text between the operand parentheses, as written (for a constant, its literal).
@@ -245,6 +249,8 @@ struct State {
     program: ProgramShapeProto,
     /// The name, opcode and operands of the current instruction (ranges in the statement).
     current: (Range<usize>, Range<usize>, Range<usize>, bool),
+    /// The current instruction's shape text (a range in the statement).
+    shape_text: Range<usize>,
 }
 
 /// The section headers newer XLA prints between the module header and the computations.
@@ -326,6 +332,7 @@ impl State {
             attributes: Vec::new(),
             program: ProgramShapeProto::default(),
             current: (0..0, 0..0, 0..0, false),
+            shape_text: 0..0,
         }
     }
 
@@ -395,6 +402,8 @@ impl State {
             .parse_prefix(cursor.text.get(shape_at..).unwrap_or(""))
             .map_err(|error| (shape_at.saturating_add(error_position(&error)), HloTextProblem::Shape(error)))?;
         cursor.pos = shape_at.saturating_add(used);
+        let shape_text = text.get(shape_at..cursor.pos).unwrap_or("").trim_end();
+        self.shape_text = shape_at..shape_at.saturating_add(shape_text.len());
         cursor.skip_trivia();
         let opcode_at = cursor.pos;
         let opcode = cursor.word().ok_or_else(|| cursor.expected("an opcode"))?;
@@ -494,6 +503,7 @@ impl State {
                     name: text.get(name.clone()).unwrap_or(""),
                     root: *root,
                     shape: self.shape(),
+                    shape_text: text.get(self.shape_text.clone()).unwrap_or(""),
                     opcode: text.get(opcode.clone()).unwrap_or(""),
                     operands: text.get(operands.clone()).unwrap_or(""),
                     outfeed_shape: self.outfeed.as_ref(),
