@@ -3,8 +3,9 @@
 //! (`Shape::try_new_optional_layout`, as XLA loads modules) are pure functions of the proto,
 //! which is a function of the shape's text as written (`Instruction::shape_text`). Keyed by that
 //! text: hashing and comparing a few bytes costs less than hashing and comparing a proto.
-//! Bounded: at most [`MAX_SHAPES`] texts of at most [`MAX_TEXT`] bytes (another shape is
-//! printed and validated each time); when full it starts over.
+//! Bounded as the reader's cache: at most `hlo::text::MAX_CACHED_SHAPES` texts of at most
+//! `hlo::text::MAX_CACHED_SHAPE_TEXT` bytes (another shape is printed and validated each time);
+//! when full it starts over.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -12,11 +13,8 @@ use std::fmt::Write as _;
 use crate::Shape;
 use crate::proto::ShapeProto;
 
-/// The most distinct shapes kept.
-const MAX_SHAPES: usize = 512;
-
-/// The longest shape text kept (its proto and printed text are then at most a few kilobytes).
-const MAX_TEXT: usize = 128;
+// The reader's bounds (`limits`): as many shapes, as long texts.
+use crate::hlo::text::{MAX_CACHED_SHAPE_TEXT as MAX_TEXT, MAX_CACHED_SHAPES as MAX_SHAPES};
 
 /// A shape as the listing shows it: XLA's text and, if invalid, why.
 #[derive(Debug, Default)]
