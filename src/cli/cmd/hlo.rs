@@ -1,10 +1,10 @@
 //! `hlo`: every shape in a serialized HLO module, each validated, printed as the walk finds it,
 //! then a summary.
 //!
-//! The module is read whole (no size cap) and walked in place by [`crate::hlo::walk`]: memory is
-//! the input plus a constant, whatever the module holds. The walk runs twice — once to find a
-//! broken encoding before anything is printed, once to print — so a listing is never cut short
-//! by a decode error, and `--json` output is always one complete object.
+//! The module is read whole (no size cap) and walked once in place by [`crate::hlo::walk`]; the
+//! listing is spooled (memory up to 4 MiB, then a temporary file) until the walk ends, so a
+//! listing is never cut short by a decode error, and `--json` output is always one complete
+//! object. Memory is the input plus a constant, whatever the module holds.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -464,30 +464,10 @@ fn list(kind_of: HloType, bytes: &[u8], json: bool, stdout: &mut dyn Write) -> R
         return Err(Failure::invalid("empty input: no HLO bytes"));
     }
     let header = hlo::header(bytes, message(kind_of))?;
-    // A first walk finds any broken encoding before a line is printed.
-    for found in hlo::walk(bytes, message(kind_of)) {
-        found?;
-    }
-    let mut out = io::BufWriter::new(stdout);
-    let mut listing = if json {
-        let name = json!(header.name);
-        let head = format!("{{\"module\":{name},\"computations\":{},\"shapes\":[", header.computations);
-        let mut listing = Listing::Json { out: &mut out, first: true };
-        listing.write(&head)?;
-        listing
-    } else {
-        let plural = if header.computations == 1 { "" } else { "s" };
-        let mut listing = Listing::Text(&mut out);
-        listing.write(&format!("module {} ({} computation{plural})\n", header.name, header.computations))?;
-        listing
-    };
-    let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), &mut listing)?;
-    finish(json, &tally, &mut listing)?;
-    out.flush().map_err(|e| Failure::invalid(format!("cannot write to stdout: {e}")))?;
-    match tally.error() {
-        Some(error) => Err(Failure::invalid(output::shorten(&error))),
-        None => Ok(Status::Ok),
-    }
+    spooled(json, stdout, |listing| {
+        let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), listing)?;
+        Ok((header.name.to_owned(), header.computations, tally))
+    })
 }
 
 pub fn run(args: &HloArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
@@ -701,9 +681,7 @@ impl Drop for Spool {
     }
 }
 
-/// The full listing of a text module, read once: the entries are spooled ([`Spool`]) until the
-/// module has been read to its end, so a syntax error prints nothing and the header knows the
-/// computation count.
+/// The full listing of a text module, read once.
 fn list_text(
     text: &ModuleInput,
     format: ModuleFormatArgs,
@@ -711,10 +689,22 @@ fn list_text(
     json: bool,
     stdout: &mut dyn Write,
 ) -> Result<Status, Failure> {
+    spooled(json, stdout, |listing| walk_text(text, format, path, listing))
+}
+
+/// A listing made by one `walk` (which gives the module's name, its computation count and the
+/// tally): the entries are spooled ([`Spool`]) until the module has been read to its end, so an
+/// error prints nothing and the header knows the computation count; then the header, the
+/// entries and the summary are written.
+fn spooled(
+    json: bool,
+    stdout: &mut dyn Write,
+    walk: impl FnOnce(&mut Listing<'_>) -> Result<(String, usize, Tally), Failure>,
+) -> Result<Status, Failure> {
     let spool_failed = |e: io::Error| Failure::invalid(format!("cannot spool the listing: {e}"));
     let mut spool = io::BufWriter::with_capacity(1 << 16, Spool::new());
     let mut listing = if json { Listing::Json { out: &mut spool, first: true } } else { Listing::Text(&mut spool) };
-    let (module, computations, tally) = walk_text(text, format, path, &mut listing)?;
+    let (module, computations, tally) = walk(&mut listing)?;
     let mut spool = spool.into_inner().map_err(|e| spool_failed(e.into_error()))?;
     let mut out = io::BufWriter::new(stdout);
     let head = if json {
