@@ -355,15 +355,11 @@ fn entry(
                 None => {}
             }
             if let Some(e) = error {
-                {
-                    let _ = write!(line, "  [invalid: {e}]");
-                };
+                let _ = write!(line, "  [invalid: {e}]");
             }
             match &shardy {
                 Some(Shardy { converted: Ok(text), disagrees: Some(true) }) => {
-                    {
-                        let _ = write!(line, "  [shardy: {text} disagrees]");
-                    };
+                    let _ = write!(line, "  [shardy: {text} disagrees]");
                 }
                 Some(Shardy { converted: Err(e), .. }) => {
                     let _ = write!(line, "  [invalid shardy: {e}]");
