@@ -11,6 +11,7 @@
 //! | [`RECURSION_LIMIT`] | 100 nested messages | decoding bytes (prost's limit; the wire scanner stops at the same depth, groups included) | [`Error::Decode`](crate::Error::Decode) "recursion limit reached" |
 //! | [`hlo::MAX_SHAPE_BYTES`](crate::hlo::MAX_SHAPE_BYTES) | 1 MiB per shape | reading serialized HLO | [`Error::LimitExceeded`](crate::Error::LimitExceeded) "shape size in an HLO module" |
 //! | [`hlo::text::DEFAULT_MAX_STATEMENT_BYTES`](crate::hlo::text::DEFAULT_MAX_STATEMENT_BYTES) | 256 MiB per statement (configurable) | reading HLO text | [`Error::HloText`](crate::Error::HloText) "statement longer than the limit" |
+//! | [`hlo::text::MAX_CACHED_SHAPES`](crate::hlo::text::MAX_CACHED_SHAPES) | 512 shape texts of at most [`hlo::text::MAX_CACHED_SHAPE_TEXT`](crate::hlo::text::MAX_CACHED_SHAPE_TEXT) = 128 bytes | the HLO text reader's parsed shapes (and, alike, `xla-shape hlo`'s printed and validated ones) | the cache starts over; a longer text is parsed each time |
 //! | [`MAX_REPORTED`] | 1024 findings per list | the report of [`codec::decode_lenient`](crate::codec::decode_lenient) | nothing is lost: later findings are counted in `omitted_unknown_fields` / `omitted_non_canonical` |
 //! | printing depth | 128 shape levels | printing a raw proto (which can nest deeper than [`MAX_DEPTH`] in memory) | the printer writes `...` for the deeper levels |
 //! | [`MAX_SHARDING_DEVICES`] | 2²⁰ devices | a sharding's tile assignment (text, `OpSharding`) | [`Error::Sharding`](crate::Error::Sharding) (`ShardingProblem::TooManyDevices`) |

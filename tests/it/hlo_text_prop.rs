@@ -178,3 +178,58 @@ proptest! {
         prop_assert!(reader.next_item().unwrap().is_none());
     }
 }
+
+/// Shape texts for modules that repeat their shapes, as XLA's do: printed valid shapes, and
+/// texts the parser takes whose shapes are invalid or written without layouts.
+#[cfg(feature = "cli")]
+fn shape_pool() -> impl Strategy<Value = Vec<String>> {
+    let written = prop_oneof![
+        printable_shape().prop_map(|s| s.to_string()),
+        prop::sample::select(vec![
+            "f32[2]{1}",
+            "f32[2,3]",
+            "s4[8]{0:E(4)}",
+            "(f32[], s32[], pred[], u8[], f16[], /*index=5*/bf16[])",
+            "f32[<=4,?]",
+            "(f32[2,3], s32[])",
+        ])
+        .prop_map(String::from),
+    ];
+    prop::collection::vec(written, 1..8)
+}
+
+#[cfg(feature = "cli")]
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The listing, whose reader parses each distinct shape text once and whose printer prints
+    /// and validates each once, equals the entries computed for each instruction on its own
+    /// (parsed, printed and validated without a cache); the spacing after the shape varies, so
+    /// both cached and uncached texts are read.
+    #[test]
+    fn cached_listings_equal_uncached_entries(
+        pool in shape_pool(),
+        picks in prop::collection::vec((any::<prop::sample::Index>(), 0..4usize), 1..120),
+    ) {
+        use crate::common::run_cli;
+        use xla_shape::Shape;
+
+        let mut text = String::from("HloModule m\n\nENTRY %main {\n");
+        let mut expected = Vec::new();
+        for (i, (pick, spacing)) in picks.iter().enumerate() {
+            let written = &pool[pick.index(pool.len())];
+            let space = [" ", "  ", " /*c*/ ", "\t"][*spacing];
+            let _ = writeln!(text, "  %n.{i} = {written}{space}negate(%n.0)");
+            let shape = parse_shape_raw(written).unwrap();
+            let mut entry = format!("main / n.{i} / {shape}");
+            if let Err(e) = Shape::try_new_optional_layout(&shape) {
+                let _ = write!(entry, "  [invalid: {e}]");
+            }
+            expected.push(entry);
+        }
+        text.push_str("}\n");
+        let (_, stdout, stderr) = run_cli(&["hlo"], text.as_bytes());
+        let listed: Vec<&str> = stdout.lines().filter(|l| l.starts_with("main / n.")).collect();
+        prop_assert_eq!(listed, expected, "{}{}", text, stderr);
+    }
+}

@@ -1,18 +1,18 @@
 //! `hlo`: every shape in a serialized HLO module, each validated, printed as the walk finds it,
 //! then a summary.
 //!
-//! The module is read whole (no size cap) and walked in place by [`crate::hlo::walk`]: memory is
-//! the input plus a constant, whatever the module holds. The walk runs twice — once to find a
-//! broken encoding before anything is printed, once to print — so a listing is never cut short
-//! by a decode error, and `--json` output is always one complete object.
+//! The module is read whole (no size cap) and walked once in place by [`crate::hlo::walk`]; the
+//! listing is spooled (memory up to 4 MiB, then a temporary file) until the walk ends, so a
+//! listing is never cut short by a decode error, and `--json` output is always one complete
+//! object. Memory is the input plus a constant, whatever the module holds.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::Shape;
 use crate::codec::{MAX_REPORTED, WireReport};
 use crate::hlo::{self, Found, HloMessage, ShapeSite};
 use crate::proto::{ProgramShapeProto, ShapeProto};
@@ -21,6 +21,7 @@ use crate::sharding::{self, shardy};
 use crate::cli::Io;
 use crate::cli::args::{HloArgs, HloType, ModuleFormatArgs};
 use crate::cli::cmd::decode;
+use crate::cli::cmd::printed::{Checked, Printed};
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, ModuleInput};
 use crate::cli::output::{self, Reply};
@@ -34,14 +35,38 @@ fn message(kind: HloType) -> HloMessage {
     }
 }
 
+/// The kinds of site the summary counts, by [`kind_index`].
+const KINDS: [&str; 5] =
+    ["host_program_shape", "computation_program_shape", "instruction", "outfeed_shape", "operand_shapes_with_layout"];
+
+/// Which kind of site, as an index into [`KINDS`].
+fn kind_index(site: &ShapeSite<'_>) -> usize {
+    match site {
+        ShapeSite::HostParameter { .. } | ShapeSite::HostResult => 0,
+        ShapeSite::ComputationParameter { .. } | ShapeSite::ComputationResult { .. } => 1,
+        ShapeSite::Instruction { .. } => 2,
+        ShapeSite::OutfeedShape { .. } => 3,
+        ShapeSite::OperandShape { .. } => 4,
+    }
+}
+
 /// Which kind of site, for the summary counts.
 fn kind(site: &ShapeSite<'_>) -> &'static str {
+    KINDS.get(kind_index(site)).copied().unwrap_or_default()
+}
+
+/// Writes `site` as its `Display` does, without formatting machinery for the common sites.
+fn push_site(line: &mut String, site: &ShapeSite<'_>) {
     match site {
-        ShapeSite::HostParameter { .. } | ShapeSite::HostResult => "host_program_shape",
-        ShapeSite::ComputationParameter { .. } | ShapeSite::ComputationResult { .. } => "computation_program_shape",
-        ShapeSite::Instruction { .. } => "instruction",
-        ShapeSite::OutfeedShape { .. } => "outfeed_shape",
-        ShapeSite::OperandShape { .. } => "operand_shapes_with_layout",
+        ShapeSite::Instruction { computation, instruction, .. } => {
+            line.push_str(computation);
+            line.push_str(" / ");
+            line.push_str(instruction);
+        }
+        // Writing to a String cannot fail.
+        _ => {
+            let _ = write!(line, "{site}");
+        }
     }
 }
 
@@ -91,7 +116,7 @@ pub(crate) fn module_summary(
         }
         text => walk_text(text, format, path, &mut Listing::Collect(&mut collected))?,
     };
-    let instructions = tally.counts.get("instruction").copied().unwrap_or(0);
+    let instructions = tally.count_map().get("instruction").copied().unwrap_or(0);
     Ok(ModuleSummary { name, computations, instructions, collected })
 }
 
@@ -109,7 +134,8 @@ impl Listing<'_> {
 /// each (the counts count them all), so memory does not grow with the module.
 #[derive(Default)]
 struct Tally {
-    counts: BTreeMap<&'static str, usize>,
+    /// Shapes by kind ([`KINDS`]).
+    counts: [usize; 5],
     total: usize,
     invalid: usize,
     first_invalid: Option<String>,
@@ -122,12 +148,17 @@ struct Tally {
     shardy_total: usize,
     shardy_disagree: usize,
     shardy_refused: usize,
+    /// Each distinct shape printed and validated once.
+    printed: Printed,
+    /// The text listing's line being written (its buffer reused).
+    line: String,
 }
 
 impl Tally {
     fn shape(&mut self, site: &ShapeSite<'_>, error: Option<&str>) {
-        let count = self.counts.entry(kind(site)).or_default();
-        *count = count.saturating_add(1);
+        if let Some(count) = self.counts.get_mut(kind_index(site)) {
+            *count = count.saturating_add(1);
+        }
         self.total = self.total.saturating_add(1);
         if let Some(error) = error {
             self.invalid = self.invalid.saturating_add(1);
@@ -163,8 +194,13 @@ impl Tally {
         self.non_canonical_total = self.non_canonical_total.saturating_add(non_canonical);
     }
 
+    /// The counts of the kinds seen, by name.
+    fn count_map(&self) -> BTreeMap<&'static str, usize> {
+        KINDS.iter().zip(self.counts).filter(|(_, n)| *n > 0).map(|(k, n)| (*k, n)).collect()
+    }
+
     fn summary(&self, name: &str) -> String {
-        let breakdown = self.counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
+        let breakdown = self.count_map().iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
         let shardy = if self.shardy_total == 0 {
             String::new()
         } else {
@@ -182,7 +218,7 @@ impl Tally {
     /// The JSON keys after `shapes`.
     fn json_tail(&self) -> serde_json::Map<String, Value> {
         let mut tail = serde_json::Map::new();
-        tail.insert("counts".into(), json!(self.counts));
+        tail.insert("counts".into(), json!(self.count_map()));
         tail.insert("total".into(), json!(self.total));
         tail.insert("invalid".into(), json!(self.invalid));
         tail.insert("unknown_fields".into(), json!(self.unknown));
@@ -261,14 +297,30 @@ fn shardy_of(
 /// disagree).
 fn shape(
     site: &ShapeSite<'_>,
+    (shape, text): (&ShapeProto, Option<&str>),
+    extras: (Option<Result<String, String>>, Option<Shardy>),
+    tally: &mut Tally,
+    listing: &mut Listing<'_>,
+) -> Result<(), Failure> {
+    // The cache is moved out for the call so that the entry can borrow from it.
+    let mut printed = std::mem::take(&mut tally.printed);
+    let result = entry(site, shape, printed.get(text, shape), extras, tally, listing);
+    tally.printed = printed;
+    result
+}
+
+/// [`shape`] with the shape printed and validated (as XLA loads modules, with
+/// `ValidateShapeWithOptionalLayout`).
+fn entry(
+    site: &ShapeSite<'_>,
     shape: &ShapeProto,
+    checked: &Checked,
     (sharding, shardy): (Option<Result<String, String>>, Option<Shardy>),
     tally: &mut Tally,
     listing: &mut Listing<'_>,
 ) -> Result<(), Failure> {
-    // XLA loads modules with ValidateShapeWithOptionalLayout.
-    let error = Shape::try_new_optional_layout(shape).err().map(|e| e.to_string());
-    tally.shape(site, error.as_deref());
+    let error = checked.error.as_deref();
+    tally.shape(site, error);
     if let Some(shardy) = &shardy {
         tally.shardy(shardy);
     }
@@ -286,29 +338,42 @@ fn shape(
             }
         }
         Listing::Text(out) => {
-            // Written straight to the (buffered) output: no string per line.
-            let written = match (&sharding, &error) {
-                (None, None) => write!(out, "{site} / {shape}"),
-                (None, Some(e)) => write!(out, "{site} / {shape}  [invalid: {e}]"),
-                (Some(Ok(text)), None) => write!(out, "{site} / {shape}  sharding={text}"),
-                (Some(Ok(text)), Some(e)) => write!(out, "{site} / {shape}  sharding={text}  [invalid: {e}]"),
-                (Some(Err(s)), None) => write!(out, "{site} / {shape}  [invalid sharding: {s}]"),
-                (Some(Err(s)), Some(e)) => write!(out, "{site} / {shape}  [invalid sharding: {s}]  [invalid: {e}]"),
-            };
-            let written = written.and_then(|()| match &shardy {
-                Some(Shardy { converted: Ok(text), disagrees: Some(true) }) => {
-                    writeln!(out, "  [shardy: {text} disagrees]")
+            // One reused line, written to the (buffered) output at once. Writing to a String
+            // cannot fail.
+            let line = &mut tally.line;
+            line.clear();
+            push_site(line, site);
+            line.push_str(" / ");
+            line.push_str(&checked.text);
+            match &sharding {
+                Some(Ok(text)) => {
+                    let _ = write!(line, "  sharding={text}");
                 }
-                Some(Shardy { converted: Err(e), .. }) => writeln!(out, "  [invalid shardy: {e}]"),
-                _ => writeln!(out),
-            });
-            written.map_err(|e| Failure::invalid(format!("cannot write to stdout: {e}")))?;
+                Some(Err(s)) => {
+                    let _ = write!(line, "  [invalid sharding: {s}]");
+                }
+                None => {}
+            }
+            if let Some(e) = error {
+                let _ = write!(line, "  [invalid: {e}]");
+            }
+            match &shardy {
+                Some(Shardy { converted: Ok(text), disagrees: Some(true) }) => {
+                    let _ = write!(line, "  [shardy: {text} disagrees]");
+                }
+                Some(Shardy { converted: Err(e), .. }) => {
+                    let _ = write!(line, "  [invalid shardy: {e}]");
+                }
+                _ => {}
+            }
+            line.push('\n');
+            out.write_all(line.as_bytes()).map_err(|e| Failure::invalid(format!("cannot write to stdout: {e}")))?;
         }
         Listing::Json { first, .. } => {
             let mut entry = json!({
                 "site": site.to_string(),
                 "kind": kind(site),
-                "shape": shape.to_string(),
+                "shape": checked.text,
                 "valid": error.is_none(),
                 "error": error,
             });
@@ -346,7 +411,7 @@ fn walk(kind_of: HloType, bytes: &[u8], meshes: &Meshes, listing: &mut Listing<'
                     _ => None,
                 };
                 let shardy = shardy_of(text, meshes, sharding.as_ref());
-                shape(&sited.site, &sited.shape, (sharding, shardy), &mut tally, listing)?;
+                shape(&sited.site, (&sited.shape, None), (sharding, shardy), &mut tally, listing)?;
             }
             Found::Report(found) => {
                 let site = found.site.to_string();
@@ -395,30 +460,10 @@ fn list(kind_of: HloType, bytes: &[u8], json: bool, stdout: &mut dyn Write) -> R
         return Err(Failure::invalid("empty input: no HLO bytes"));
     }
     let header = hlo::header(bytes, message(kind_of))?;
-    // A first walk finds any broken encoding before a line is printed.
-    for found in hlo::walk(bytes, message(kind_of)) {
-        found?;
-    }
-    let mut out = io::BufWriter::new(stdout);
-    let mut listing = if json {
-        let name = json!(header.name);
-        let head = format!("{{\"module\":{name},\"computations\":{},\"shapes\":[", header.computations);
-        let mut listing = Listing::Json { out: &mut out, first: true };
-        listing.write(&head)?;
-        listing
-    } else {
-        let plural = if header.computations == 1 { "" } else { "s" };
-        let mut listing = Listing::Text(&mut out);
-        listing.write(&format!("module {} ({} computation{plural})\n", header.name, header.computations))?;
-        listing
-    };
-    let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), &mut listing)?;
-    finish(json, &tally, &mut listing)?;
-    out.flush().map_err(|e| Failure::invalid(format!("cannot write to stdout: {e}")))?;
-    match tally.error() {
-        Some(error) => Err(Failure::invalid(output::shorten(&error))),
-        None => Ok(Status::Ok),
-    }
+    spooled(json, stdout, |listing| {
+        let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), listing)?;
+        Ok((header.name.to_owned(), header.computations, tally))
+    })
 }
 
 pub fn run(args: &HloArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
@@ -502,7 +547,7 @@ fn walk_text(
                 if let Some(layout) = module.entry_computation_layout {
                     host_given = true;
                     for (site, shape_proto) in program_sites(layout, true, "") {
-                        shape(&site, shape_proto, (None, None), &mut tally, listing)?;
+                        shape(&site, (shape_proto, None), (None, None), &mut tally, listing)?;
                     }
                 }
             }
@@ -524,11 +569,11 @@ fn walk_text(
                     &module_meshes,
                     sharding.as_ref(),
                 );
-                shape(&site, i.shape, (sharding, shardy), &mut tally, listing)?;
+                shape(&site, (i.shape, Some(i.shape_text)), (sharding, shardy), &mut tally, listing)?;
                 if let Some(outfeed) = i.outfeed_shape {
                     shape(
                         &ShapeSite::OutfeedShape { computation, instruction },
-                        outfeed,
+                        (outfeed, None),
                         (None, None),
                         &mut tally,
                         listing,
@@ -536,17 +581,17 @@ fn walk_text(
                 }
                 for (operand, operand_shape) in i.operand_shapes_with_layout.iter().enumerate() {
                     let site = ShapeSite::OperandShape { computation, instruction, operand };
-                    shape(&site, operand_shape, (None, None), &mut tally, listing)?;
+                    shape(&site, (operand_shape, None), (None, None), &mut tally, listing)?;
                 }
             }
             TextItem::ComputationEnd(end) => {
                 if end.entry && !host_given {
                     for (site, shape_proto) in program_sites(end.program_shape, true, "") {
-                        shape(&site, shape_proto, (None, None), &mut tally, listing)?;
+                        shape(&site, (shape_proto, None), (None, None), &mut tally, listing)?;
                     }
                 }
                 for (site, shape_proto) in program_sites(end.program_shape, false, end.name) {
-                    shape(&site, shape_proto, (None, None), &mut tally, listing)?;
+                    shape(&site, (shape_proto, None), (None, None), &mut tally, listing)?;
                 }
             }
         }
@@ -632,9 +677,7 @@ impl Drop for Spool {
     }
 }
 
-/// The full listing of a text module, read once: the entries are spooled ([`Spool`]) until the
-/// module has been read to its end, so a syntax error prints nothing and the header knows the
-/// computation count.
+/// The full listing of a text module, read once.
 fn list_text(
     text: &ModuleInput,
     format: ModuleFormatArgs,
@@ -642,10 +685,22 @@ fn list_text(
     json: bool,
     stdout: &mut dyn Write,
 ) -> Result<Status, Failure> {
+    spooled(json, stdout, |listing| walk_text(text, format, path, listing))
+}
+
+/// A listing made by one `walk` (which gives the module's name, its computation count and the
+/// tally): the entries are spooled ([`Spool`]) until the module has been read to its end, so an
+/// error prints nothing and the header knows the computation count; then the header, the
+/// entries and the summary are written.
+fn spooled(
+    json: bool,
+    stdout: &mut dyn Write,
+    walk: impl FnOnce(&mut Listing<'_>) -> Result<(String, usize, Tally), Failure>,
+) -> Result<Status, Failure> {
     let spool_failed = |e: io::Error| Failure::invalid(format!("cannot spool the listing: {e}"));
     let mut spool = io::BufWriter::with_capacity(1 << 16, Spool::new());
     let mut listing = if json { Listing::Json { out: &mut spool, first: true } } else { Listing::Text(&mut spool) };
-    let (module, computations, tally) = walk_text(text, format, path, &mut listing)?;
+    let (module, computations, tally) = walk(&mut listing)?;
     let mut spool = spool.into_inner().map_err(|e| spool_failed(e.into_error()))?;
     let mut out = io::BufWriter::new(stdout);
     let head = if json {

@@ -154,10 +154,7 @@ impl<'a> Cursor<'a> {
             let b = bytes.get(i).copied().unwrap_or(b',');
             match b {
                 b'"' => {
-                    i = skip_string(bytes, i).ok_or((
-                        i,
-                        HloTextProblem::Expected { expected: "a closing `\"`", found: "end of line".to_owned() },
-                    ))?;
+                    i = skip_string(bytes, i).ok_or_else(|| unterminated(i))?;
                     continue;
                 }
                 b'/' if bytes.get(i.saturating_add(1)) == Some(&b'*') => {
@@ -254,8 +251,7 @@ impl<'a> Cursor<'a> {
             return Err(self.expected("a string"));
         }
         let start = self.pos;
-        let end = skip_string(self.text.as_bytes(), start)
-            .ok_or((start, HloTextProblem::Expected { expected: "a closing `\"`", found: "end of line".to_owned() }))?;
+        let end = skip_string(self.text.as_bytes(), start).ok_or_else(|| unterminated(start))?;
         self.pos = end;
         Ok(start.saturating_add(1)..end.saturating_sub(1))
     }
@@ -303,6 +299,12 @@ fn quoted(close: u8) -> &'static str {
         b']' => "`]`",
         _ => "`}`",
     }
+}
+
+/// A string at `open` that does not end on its line (built only on failure: the message is
+/// allocated).
+fn unterminated(open: usize) -> Failed {
+    (open, HloTextProblem::Expected { expected: "a closing `\"`", found: "end of line".to_owned() })
 }
 
 /// The offset after the string that starts at `open` (a `"`); `None` if it does not end on its

@@ -34,6 +34,7 @@
 //! while let Some(item) = reader.next_item()? {
 //!     if let Item::Instruction(i) = item {
 //!         listed.push(format!("{} / {}: {} {:?}", i.computation, i.name, i.shape, i.attribute("sharding")));
+//!         assert_eq!(i.shape_text, "f32[2]{0}");
 //!     }
 //! }
 //! assert_eq!(listed, ["main / p: f32[2]{0} None", "main / n: f32[2]{0} Some(\"{replicated}\")"]);
@@ -47,6 +48,7 @@
 //! (constants), §5 (errors), §6 (memory), §7 (divergences from XLA's parser).
 
 mod cursor;
+mod shapes;
 mod source;
 
 use std::io::BufRead;
@@ -58,6 +60,8 @@ use crate::proto::{ProgramShapeProto, ShapeProto};
 use crate::text;
 
 use cursor::{Cursor, Failed};
+pub use shapes::{MAX_CACHED_SHAPE_TEXT, MAX_CACHED_SHAPES};
+use shapes::{Parsed, ShapeCache};
 use source::{Source, Statement};
 
 /// The default [`TextOptions::max_statement_bytes`]: 256 MiB, room for a printed constant of
@@ -136,6 +140,9 @@ pub struct Instruction<'a> {
     pub root: bool,
     /// Its shape, parsed as XLA parses it (missing layouts filled in; not validated).
     pub shape: &'a ShapeProto,
+    /// Its shape as written (`f32[2]{0}`; comments inside kept). Equal texts parse to equal
+    /// shapes, so a caller can key what it derives from a shape by this text.
+    pub shape_text: &'a str,
     /// Its opcode (`add`, `custom-call`, …).
     pub opcode: &'a str,
     /// The text between the operand parentheses, as written (for a constant, its literal).
@@ -232,13 +239,18 @@ struct State {
     entry: bool,
     parameters: Parameters,
     root: Option<ShapeProto>,
+    /// The current instruction's shape: `shape`, or the cache's entry.
     shape: ShapeProto,
+    cached: Option<usize>,
+    shapes: ShapeCache,
     outfeed: Option<ShapeProto>,
     operand_shapes: Vec<ShapeProto>,
     attributes: Vec<(Range<usize>, Range<usize>)>,
     program: ProgramShapeProto,
     /// The name, opcode and operands of the current instruction (ranges in the statement).
     current: (Range<usize>, Range<usize>, Range<usize>, bool),
+    /// The current instruction's shape text (a range in the statement).
+    shape_text: Range<usize>,
 }
 
 /// The section headers newer XLA prints between the module header and the computations.
@@ -313,11 +325,14 @@ impl State {
             parameters: Parameters::default(),
             root: None,
             shape: ShapeProto::default(),
+            cached: None,
+            shapes: ShapeCache::default(),
             outfeed: None,
             operand_shapes: Vec::new(),
             attributes: Vec::new(),
             program: ProgramShapeProto::default(),
             current: (0..0, 0..0, 0..0, false),
+            shape_text: 0..0,
         }
     }
 
@@ -348,6 +363,7 @@ impl State {
                     self.parameters.list.clear();
                     self.root = None;
                     self.shape = ShapeProto::default();
+                    self.cached = None;
                     Ok(Some(Kind::Computation))
                 }
             }
@@ -381,9 +397,13 @@ impl State {
         cursor.expect(b'=', "`=` after the instruction name")?;
         cursor.skip_trivia();
         let shape_at = cursor.pos;
-        let (shape, used) = text::parse_shape_prefix(cursor.text.get(shape_at..).unwrap_or(""))
+        let (shape, used) = self
+            .shapes
+            .parse_prefix(cursor.text.get(shape_at..).unwrap_or(""))
             .map_err(|error| (shape_at.saturating_add(error_position(&error)), HloTextProblem::Shape(error)))?;
         cursor.pos = shape_at.saturating_add(used);
+        let shape_text = text.get(shape_at..cursor.pos).unwrap_or("").trim_end();
+        self.shape_text = shape_at..shape_at.saturating_add(shape_text.len());
         cursor.skip_trivia();
         let opcode_at = cursor.pos;
         let opcode = cursor.word().ok_or_else(|| cursor.expected("an opcode"))?;
@@ -418,16 +438,22 @@ impl State {
             }
             self.attributes.push((attribute_at..attribute_at.saturating_add(attribute.len()), value));
         }
+        match shape {
+            Parsed::Cached(at) => self.cached = Some(at),
+            Parsed::Fresh(shape) => {
+                self.shape = shape;
+                self.cached = None;
+            }
+        }
         if opcode == "parameter" {
             let mut operand = Cursor::new(text.get(operands.clone()).unwrap_or(""));
             let number =
                 operand.integer("a parameter number").map_err(|(at, p)| (operands.start.saturating_add(at), p))?;
-            self.parameters.list.push((number, name.to_owned(), shape.clone()));
+            self.parameters.list.push((number, name.to_owned(), self.shape().clone()));
         }
         if root {
-            self.root = Some(shape.clone());
+            self.root = Some(self.shape().clone());
         }
-        self.shape = shape;
         self.current = (name_range, opcode_range, operands, root);
         Ok(())
     }
@@ -443,7 +469,17 @@ impl State {
             self.program.parameter_names.push(name);
         }
         self.parameters.list = parameters;
-        self.program.result = Some(self.root.take().unwrap_or_else(|| std::mem::take(&mut self.shape)));
+        let last = match self.cached {
+            Some(_) => self.shape().clone(),
+            None => std::mem::take(&mut self.shape),
+        };
+        self.cached = None;
+        self.program.result = Some(self.root.take().unwrap_or(last));
+    }
+
+    /// The current instruction's shape.
+    fn shape(&self) -> &ShapeProto {
+        self.cached.and_then(|at| self.shapes.get(at)).unwrap_or(&self.shape)
     }
 
     fn item<'a>(&'a self, kind: Kind, statement: &'a Statement) -> Item<'a> {
@@ -466,7 +502,8 @@ impl State {
                     computation: &self.computation,
                     name: text.get(name.clone()).unwrap_or(""),
                     root: *root,
-                    shape: &self.shape,
+                    shape: self.shape(),
+                    shape_text: text.get(self.shape_text.clone()).unwrap_or(""),
                     opcode: text.get(opcode.clone()).unwrap_or(""),
                     operands: text.get(operands.clone()).unwrap_or(""),
                     outfeed_shape: self.outfeed.as_ref(),
