@@ -5,7 +5,7 @@
 //! Offsets are `i64` (strides may be negative); the plan guarantees that every element's offset
 //! is inside its buffer.
 
-use super::plan::{Axis, Order, Stores};
+use super::plan::{Axis, Order, Stores, short_run};
 use super::stream::{self, LINE};
 use super::tile;
 use crate::memory::extent::{len_u64, to_i64};
@@ -394,33 +394,19 @@ where
 
 /// Whether a transpose deinterleaves: the source-minor axis is shorter than a micro-tile and
 /// the innermost axis continues it in the source, so that the two make one contiguous source
-/// run per band (bf16 `(2,1)` sub-tiles → rows).
+/// run per band (bf16 `(2,1)` sub-tiles → rows; [`short_run`]).
 #[inline]
-fn deinterleaves<const N: usize>((minor, inner): (Axis, Axis), outside: Option<Axis>) -> bool
-where
-    Bytes<N>: Width,
-{
-    let bytes = to_i64(len_u64(N));
-    outside.is_none()
-        && minor.extent < <Bytes<N> as Width>::M as u64
-        && minor.src == bytes
-        && inner.src == bytes.wrapping_mul(to_i64(minor.extent))
+fn deinterleaves<const N: usize>((minor, inner): (Axis, Axis), outside: Option<Axis>) -> bool {
+    outside.is_none() && short_run(minor, (minor.src, inner.src), to_i64(len_u64(N)))
 }
 
 /// Whether a transpose interleaves: the innermost (destination-minor) axis is shorter than a
 /// micro-tile and the source-minor axis continues it in the destination, so that the two make
-/// one contiguous destination run (rows → bf16 `(2,1)` sub-tiles). The walk hands such a
-/// transpose all rows of the source-minor axis at once.
+/// one contiguous destination run (rows → bf16 `(2,1)` sub-tiles; [`short_run`]). The walk
+/// hands such a transpose all rows of the source-minor axis at once.
 #[inline]
-fn interleaves<const N: usize>((minor, inner): (Axis, Axis), outside: Option<Axis>) -> bool
-where
-    Bytes<N>: Width,
-{
-    let bytes = to_i64(len_u64(N));
-    outside.is_none()
-        && inner.extent < <Bytes<N> as Width>::M as u64
-        && inner.dst == bytes
-        && minor.dst == bytes.wrapping_mul(to_i64(inner.extent))
+fn interleaves<const N: usize>((minor, inner): (Axis, Axis), outside: Option<Axis>) -> bool {
+    outside.is_none() && short_run(inner, (inner.dst, minor.dst), to_i64(len_u64(N)))
 }
 
 /// Where row `i` of a micro-tile goes, relative to the tile's destination offset.

@@ -244,7 +244,9 @@ pub(crate) fn strategy(src: &Resolved, dst: &Resolved, span: &Span, policy: Stor
     };
     let identity = matches!(unit, Unit::Bytes { width } if identical(&blocks, width, src, dst));
     let stores = match unit {
-        Unit::Bytes { width } if policy == StorePolicy::Auto && !identity && short_rows(&blocks, width) => Stores::Plain,
+        Unit::Bytes { width } if policy == StorePolicy::Auto && !identity && short_rows(&blocks, width) => {
+            Stores::Plain
+        }
         _ => stores,
     };
     Ok(if identity { Strategy::Identity { stores } } else { Strategy::Boxes { unit, blocks: blocks.into(), stores } })
@@ -352,13 +354,21 @@ fn whole_tiles(axes: &[Axis], src_minor: usize, width: i64) -> bool {
 /// continues it in the destination (an interleave: rows into `(2,1)` sub-tiles). `kernel.rs`
 /// moves whole lines of both in registers.
 fn interleaving(axes: &[Axis], src_minor: usize, width: i64) -> bool {
-    let (Some(minor), Some(inner)) = (axes.get(src_minor), axes.last()) else { return false };
+    let (Some(&minor), Some(&inner)) = (axes.get(src_minor), axes.last()) else { return false };
+    short_run(minor, (minor.src, inner.src), width) || short_run(inner, (inner.dst, minor.dst), width)
+}
+
+/// Whether `short`, shorter than one micro-tile (one [`LINE`](super::stream::LINE) of
+/// `width`-byte elements), and another axis make one contiguous run on one side: there, `short`'s
+/// stride (`short_stride`) is one element and the other's (`long_stride`) is `short`'s extent in
+/// elements. The (de)interleaving transposes (`kernel.rs`), the source side for a deinterleave,
+/// the destination side for an interleave.
+pub(crate) fn short_run(short: Axis, (short_stride, long_stride): (i64, i64), width: i64) -> bool {
     let line = i64::try_from(super::stream::LINE).unwrap_or(i64::MAX);
     let tile = u64::try_from(line.checked_div(width).unwrap_or(0)).unwrap_or(0);
-    let continues = |short: &Axis, stride: i64| {
-        short.extent < tile && i64::try_from(short.extent).ok().and_then(|e| e.checked_mul(width)) == Some(stride)
-    };
-    continues(minor, inner.src) || continues(inner, minor.dst)
+    short.extent < tile
+        && short_stride == width
+        && i64::try_from(short.extent).ok().and_then(|e| e.checked_mul(width)) == Some(long_stride)
 }
 
 /// [`Order::Fused`]: when the source-minor axis is shorter than a micro-tile (`M` elements, one

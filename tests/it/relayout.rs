@@ -340,6 +340,29 @@ fn in_parts(plan: &RelayoutPlan, input: &[u8], initial: &[u8], cuts: &[usize]) -
     (out, points)
 }
 
+/// The plan with ordinary and with streaming stores writes the reference's bytes, whole and in
+/// parts cut at `cuts` thousandths.
+fn both_stores_whole_and_in_parts(
+    t: PrimitiveType,
+    dims: &[u64],
+    a: &Side,
+    b: &Side,
+    input: &[u8],
+    cuts: &[usize],
+) -> Result<(), TestCaseError> {
+    let initial = vec![0u8; b.len()];
+    let expected = reference(a, b, t, dims, input, &initial);
+    for stores in [StorePolicy::Cached, StorePolicy::Streaming] {
+        let plan = a.plan_with_stores(b, stores).unwrap();
+        let mut out = initial.clone();
+        plan.run(input, &mut out).unwrap();
+        prop_assert_eq!(&out, &expected, "{:?} -> {:?} {:?}", a, b, stores);
+        let (parts, points) = in_parts(&plan, input, &initial, cuts);
+        prop_assert_eq!(&parts, &expected, "{:?} -> {:?} {:?} cut at {:?}", a, b, stores, points);
+    }
+    Ok(())
+}
+
 fn config() -> ProptestConfig {
     ProptestConfig { cases: 512, ..ProptestConfig::default() }
 }
@@ -401,16 +424,7 @@ proptest! {
         (t, dims, a, b, input) in small_extents(),
         cuts in proptest::collection::vec(0usize..=1000, 0..6),
     ) {
-        let initial = vec![0u8; b.len()];
-        let expected = reference(&a, &b, t, &dims, &input, &initial);
-        for stores in [StorePolicy::Cached, StorePolicy::Streaming] {
-            let plan = a.plan_with_stores(&b, stores).unwrap();
-            let mut out = initial.clone();
-            plan.run(&input, &mut out).unwrap();
-            prop_assert_eq!(&out, &expected, "{:?} -> {:?} {:?}", a, b, stores);
-            let (parts, points) = in_parts(&plan, &input, &initial, &cuts);
-            prop_assert_eq!(&parts, &expected, "{:?} -> {:?} {:?} cut at {:?}", a, b, stores, points);
-        }
+        both_stores_whole_and_in_parts(t, &dims, &a, &b, &input, &cuts)?;
     }
 
     /// Sub-tiles of paired rows to and from row-major (bf16 `(2,1)` and kin, the interleaving
@@ -421,16 +435,7 @@ proptest! {
         (t, dims, a, b, input) in sub_tiled(),
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
-        let initial = vec![0u8; b.len()];
-        let expected = reference(&a, &b, t, &dims, &input, &initial);
-        for stores in [StorePolicy::Cached, StorePolicy::Streaming] {
-            let plan = a.plan_with_stores(&b, stores).unwrap();
-            let mut out = initial.clone();
-            plan.run(&input, &mut out).unwrap();
-            prop_assert_eq!(&out, &expected, "{:?} -> {:?} {:?}", a, b, stores);
-            let (parts, points) = in_parts(&plan, &input, &initial, &cuts);
-            prop_assert_eq!(&parts, &expected, "{:?} -> {:?} {:?} cut at {:?}", a, b, stores, points);
-        }
+        both_stores_whole_and_in_parts(t, &dims, &a, &b, &input, &cuts)?;
     }
 
     /// A → B → A is the identity on the elements (their value bits that B keeps).
