@@ -344,8 +344,7 @@ fn interleave<const N: usize>(src: &[u8], dst: &mut [u8], (s, d): (i64, i64), in
 where
     Bytes<N>: Width,
 {
-    let count = usize::try_from(inner.extent).unwrap_or(0);
-    let span = count;
+    let span = usize::try_from(inner.extent).unwrap_or(0);
     let height = usize::try_from(rows).unwrap_or(0);
     let source_row = |j: usize, column: usize| at(step(s, len_u64(j), inner.src))?.checked_add(column);
     let m = <Bytes<N> as Width>::M;
@@ -556,11 +555,9 @@ fn micro_tile<const N: usize>(
     let height = height.min(m);
     let run_at = |j: usize| at(s.wrapping_add(src_stride.wrapping_mul(i64::try_from(j).unwrap_or(0))));
     let mut emit = |i: usize, line: &[u8; LINE]| {
-        if i < height {
-            let to = at(d.wrapping_add(rows.at(i))).and_then(|t| dst.get_mut(t..t.wrapping_add(LINE)));
-            if let Some(to) = to.and_then(|to| <&mut [u8; LINE]>::try_from(to).ok()) {
-                put_line(to, line, stores);
-            }
+        let to = if i < height { line_at(dst, d.wrapping_add(rows.at(i))) } else { None };
+        if let Some(to) = to {
+            put_line(to, line, stores);
         }
     };
     if height == m {

@@ -421,7 +421,7 @@ fn check_overlap(dst: &Resolved) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::RelayoutPlan;
-    use super::plan::{Kernel, Order, Strategy};
+    use super::plan::{Kernel, Order, Stores, Strategy};
     use crate::shape::ShapeBuf;
 
     fn plan(a: &str, b: &str) -> RelayoutPlan {
@@ -465,5 +465,29 @@ mod tests {
         assert_eq!(kernels(&plan("s4[64]{0}", "s4[64]{0:E(4)}")), [Kernel::Pack]);
         // A combine dimension is not a mixed-radix refinement: the general path.
         assert!(matches!(plan("f32[4,6]{1,0:T(*,2)}", "f32[4,6]{1,0}").strategy, Strategy::General { .. }));
+    }
+
+    /// `Auto` streams destinations of 16 MiB and more, except plans that only copy rows shorter
+    /// than 4 KiB; an explicit policy is obeyed.
+    #[test]
+    fn auto_streams_all_but_short_rows() {
+        let stores = |p: &RelayoutPlan| match &p.strategy {
+            Strategy::Boxes { stores, .. } | Strategy::Identity { stores } => *stores,
+            other @ Strategy::General { .. } => panic!("{other:?}"),
+        };
+        // Where this target cannot stream (or under Miri), every plan stores plainly.
+        let streaming = if super::stream::available() { Stores::Streaming } else { Stores::Plain };
+        assert_eq!(stores(&plan("f32[4096,4096]{0,1}", "f32[4096,4096]{1,0}")), streaming);
+        assert_eq!(stores(&plan("f32[4096,4096]{1,0}", "f32[4096,4096]{1,0}")), streaming);
+        // Rows of 256 and 512 bytes (r4, whole `T(8,128)` tile rows).
+        assert_eq!(stores(&plan("f32[64,64,64,64]{3,2,1,0}", "f32[64,64,64,64]{3,1,2,0}")), Stores::Plain);
+        assert_eq!(stores(&plan("f32[4096,4096]{1,0:T(8,128)}", "f32[4096,4096]{1,0}")), Stores::Plain);
+        // Rows of 4 KiB.
+        assert_eq!(stores(&plan("f32[64,64,1024]{2,1,0}", "f32[64,64,1024]{2,0,1}")), streaming);
+        let (a, b): (ShapeBuf, ShapeBuf) =
+            ("f32[64,64,64,64]{3,2,1,0}".parse().unwrap(), "f32[64,64,64,64]{3,1,2,0}".parse().unwrap());
+        let forced =
+            RelayoutPlan::with_stores(a.as_array().unwrap(), b.as_array().unwrap(), super::StorePolicy::Streaming);
+        assert_eq!(stores(&forced.unwrap()), streaming);
     }
 }

@@ -259,9 +259,10 @@ const MIN_STREAMED_ROW: u64 = 4096;
 /// from scattered places (r4's 256-byte rows, `T(8,128)` f32's 512-byte tile rows). Measured on
 /// this project's machine in the same runs (`plan` against `plan_cached` in
 /// `benches/relayout.rs`), streaming such rows was 1.5–1.9× slower than ordinary stores when
-/// memory was fast (memcpy of 64 MiB in 3 ms), and up to 1.5× faster when it was slow (5–6 ms):
-/// with memcpy's stores, the peers' and the fast case's, the rows never fall behind a peer.
-/// Transposes and one long copy keep streaming: it wins there in both regimes.
+/// memory was fast (memcpy of 64 MiB in 3 ms), and up to 1.5× faster when it was slow (5–6 ms,
+/// 2026-11-24). Cached, they matched or beat ndarray and numpy in the 2026-11-26 runs, where
+/// streamed they fell behind both. Transposes and one long copy keep streaming: it won there in
+/// both regimes.
 fn short_rows(blocks: &[Block], width: usize) -> bool {
     let width = crate::memory::extent::len_u64(width);
     !blocks.is_empty()

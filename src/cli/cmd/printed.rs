@@ -3,18 +3,15 @@
 //! (`Shape::try_new_optional_layout`, as XLA loads modules) are pure functions of the proto,
 //! which is a function of the shape's text as written (`Instruction::shape_text`). Keyed by that
 //! text: hashing and comparing a few bytes costs less than hashing and comparing a proto.
-//! Bounded as the reader's cache: at most `hlo::text::MAX_CACHED_SHAPES` texts of at most
-//! `hlo::text::MAX_CACHED_SHAPE_TEXT` bytes (another shape is printed and validated each time);
-//! when full it starts over.
+//! Bounded by the reader's own cache type (`hlo::text::TextCache`): at most
+//! `hlo::text::MAX_CACHED_SHAPES` texts of at most `hlo::text::MAX_CACHED_SHAPE_TEXT` bytes
+//! (another shape is printed and validated each time); when full it starts over.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use crate::Shape;
+use crate::hlo::text::TextCache;
 use crate::proto::ShapeProto;
-
-// The reader's bounds (`limits`): as many shapes, as long texts.
-use crate::hlo::text::{MAX_CACHED_SHAPE_TEXT as MAX_TEXT, MAX_CACHED_SHAPES as MAX_SHAPES};
 
 /// A shape as the listing shows it: XLA's text and, if invalid, why.
 #[derive(Debug, Default)]
@@ -36,8 +33,7 @@ impl Checked {
 /// The shapes printed and validated so far.
 #[derive(Debug, Default)]
 pub(crate) struct Printed {
-    index: HashMap<Box<str>, usize>,
-    checked: Vec<Checked>,
+    checked: TextCache<Checked>,
     /// The last shape that was not kept.
     fresh: Checked,
 }
@@ -45,31 +41,30 @@ pub(crate) struct Printed {
 impl Printed {
     /// `shape` printed and validated; `text` is its text as written, if it has one.
     pub(crate) fn get(&mut self, text: Option<&str>, shape: &ShapeProto) -> &Checked {
-        match text.and_then(|text| self.index.get(text)).copied() {
-            Some(at) if at < self.checked.len() => self.checked.get(at).unwrap_or(&self.fresh),
-            _ => self.insert(text, shape),
+        match text.and_then(|text| self.checked.find(text)) {
+            Some(at) => self.checked.get(at).unwrap_or(&self.fresh),
+            None => self.insert(text, shape),
         }
     }
 
     /// Prints and validates a shape not seen yet, keeping it if its text is short enough.
     fn insert(&mut self, text: Option<&str>, shape: &ShapeProto) -> &Checked {
         self.fresh.set(shape);
-        let Some(text) = text.filter(|text| text.len() <= MAX_TEXT) else {
-            return &self.fresh;
-        };
-        if self.checked.len() >= MAX_SHAPES {
-            self.index.clear();
-            self.checked.clear();
+        let Some(text) = text else { return &self.fresh };
+        match self.checked.insert(text, std::mem::take(&mut self.fresh)) {
+            Ok(at) => self.checked.get(at).unwrap_or(&self.fresh),
+            Err(fresh) => {
+                self.fresh = fresh;
+                &self.fresh
+            }
         }
-        self.index.insert(text.into(), self.checked.len());
-        self.checked.push(std::mem::take(&mut self.fresh));
-        self.checked.last().unwrap_or(&self.fresh)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hlo::text::MAX_CACHED_SHAPES as MAX_SHAPES;
     use crate::text::parse_shape_raw;
 
     #[test]

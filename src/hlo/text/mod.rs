@@ -60,6 +60,7 @@ use crate::proto::{ProgramShapeProto, ShapeProto};
 use crate::text;
 
 use cursor::{Cursor, Failed};
+pub(crate) use shapes::TextCache;
 pub use shapes::{MAX_CACHED_SHAPE_TEXT, MAX_CACHED_SHAPES};
 use shapes::{Parsed, ShapeCache};
 use source::{Source, Statement};

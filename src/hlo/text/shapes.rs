@@ -31,11 +31,59 @@ pub(super) enum Parsed {
     Fresh(ShapeProto),
 }
 
+/// Values keyed by short texts, bounded: at most [`MAX_CACHED_SHAPES`] of them, keys of at most
+/// [`MAX_CACHED_SHAPE_TEXT`] bytes; when full it starts over. The reader's parsed shapes, and
+/// what `xla-shape hlo` derives from them (`cli/cmd/printed.rs`).
+#[derive(Debug)]
+pub(crate) struct TextCache<V> {
+    index: HashMap<Box<str>, usize>,
+    values: Vec<V>,
+}
+
+impl<V> Default for TextCache<V> {
+    fn default() -> Self {
+        Self { index: HashMap::new(), values: Vec::new() }
+    }
+}
+
+impl<V> TextCache<V> {
+    /// Where `key`'s value is, if it is kept.
+    pub(crate) fn find(&self, key: &str) -> Option<usize> {
+        self.index.get(key).copied()
+    }
+
+    /// The value at `at` (as [`find`](Self::find) or [`insert`](Self::insert) gave it).
+    pub(crate) fn get(&self, at: usize) -> Option<&V> {
+        self.values.get(at)
+    }
+
+    /// Keeps `value` for `key` (the cache starting over if full) and gives where; gives the
+    /// value back if `key` is too long to keep.
+    pub(crate) fn insert(&mut self, key: &str, value: V) -> Result<usize, V> {
+        if key.len() > MAX_CACHED_SHAPE_TEXT {
+            return Err(value);
+        }
+        if self.values.len() >= MAX_CACHED_SHAPES {
+            self.index.clear();
+            self.values.clear();
+        }
+        let at = self.values.len();
+        self.index.insert(key.into(), at);
+        self.values.push(value);
+        Ok(at)
+    }
+
+    /// How many values are kept.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.values.len()
+    }
+}
+
 /// Shape texts and what they parse to.
 #[derive(Debug, Default)]
 pub(super) struct ShapeCache {
-    index: HashMap<Box<str>, usize>,
-    shapes: Vec<ShapeProto>,
+    shapes: TextCache<ShapeProto>,
 }
 
 /// The cacheable shape text at the start of `text`: up to the first space outside brackets, if
@@ -63,22 +111,16 @@ impl ShapeCache {
     /// [`text::parse_shape_prefix`] gives them.
     pub(super) fn parse_prefix(&mut self, text: &str) -> Result<(Parsed, usize)> {
         let key = key(text);
-        if let Some(&at) = key.and_then(|key| self.index.get(key)) {
+        if let Some(at) = key.and_then(|key| self.shapes.find(key)) {
             // `key` is `Some` here; the token after it starts after its one space.
             return Ok((Parsed::Cached(at), key.map_or(0, str::len).saturating_add(1)));
         }
         let (shape, used) = text::parse_shape_prefix(text)?;
         match key {
-            Some(key) if used == key.len().saturating_add(1) => {
-                if self.shapes.len() >= MAX_CACHED_SHAPES {
-                    self.index.clear();
-                    self.shapes.clear();
-                }
-                let at = self.shapes.len();
-                self.index.insert(key.into(), at);
-                self.shapes.push(shape);
-                Ok((Parsed::Cached(at), used))
-            }
+            Some(key) if used == key.len().saturating_add(1) => match self.shapes.insert(key, shape) {
+                Ok(at) => Ok((Parsed::Cached(at), used)),
+                Err(shape) => Ok((Parsed::Fresh(shape), used)),
+            },
             _ => Ok((Parsed::Fresh(shape), used)),
         }
     }
@@ -134,6 +176,6 @@ mod tests {
             assert!(matches!(parsed, Parsed::Cached(_)));
         }
         assert_eq!(cache.shapes.len(), 1);
-        assert_eq!(cache.index.len(), 1);
+        assert_eq!(cache.shapes.index.len(), 1);
     }
 }
