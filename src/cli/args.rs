@@ -69,8 +69,9 @@ pub struct RelayoutArgs {
     /// Threads that produce the output (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
-    /// Memory for data, in MiB: the output is produced in parts of half of it, and a piped input
-    /// larger than the other half is spooled to a temporary file. Mapped files do not count.
+    /// Memory for data, in MiB: the output is produced in two buffers of a quarter of it (one
+    /// written while the next is computed), and a piped input larger than the other half is
+    /// spooled to a temporary file. Mapped files do not count.
     #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     pub max_memory: u64,
     /// Read an input file into memory instead of mapping it (memory as large as the input).

@@ -7,8 +7,9 @@
 //! * Any other stream (a pipe) is read in chunks: kept in memory up to half the memory bound,
 //!   past that spooled to an unlinked temporary file that is then mapped. It fails with the
 //!   expected and actual sizes as soon as it is longer than expected, and at its end if shorter.
-//! * The output goes to standard output or to a temporary file beside `--output`, renamed into
-//!   place only when complete (a failed run removes it).
+//! * The output goes to standard output or to a temporary file beside `--output` (the file a
+//!   symbolic link names), renamed into place only when complete (a failed run removes it); an
+//!   `--output` that exists and is not a regular file (`/dev/null`, a FIFO) is written in place.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -177,6 +178,9 @@ fn create_beside(dir: &Path, stem: &str) -> io::Result<(File, PathBuf)> {
 pub enum Sink<'a> {
     /// Standard output.
     Stdout(&'a mut dyn Write),
+    /// An `--output` that is not a regular file (a device such as `/dev/null`, a FIFO, a
+    /// socket): written in place, since it cannot be replaced.
+    Stream { file: File, target: PathBuf },
     /// A temporary file beside the output, renamed onto it by [`Sink::finish`].
     File(Pending),
 }
@@ -197,18 +201,63 @@ impl Drop for Pending {
     }
 }
 
+/// Symbolic links followed this many times at most (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// The path `path` names after following symbolic links, if it is one: the file to replace
+/// (the link stays, as `cp` and the shell's `>` write through it), which need not exist yet.
+fn follow_links(path: &Path) -> io::Result<PathBuf> {
+    let mut path = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = std::fs::read_link(&path)?;
+                path = match path.parent() {
+                    Some(dir) if link.is_relative() => dir.join(link),
+                    _ => link,
+                };
+            }
+            Ok(_) => return Ok(path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(path),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
 impl Sink<'_> {
-    /// The output file `target`, written through a temporary file in the same directory (so
-    /// that the rename is atomic).
+    /// The output `target`. A regular file (or none yet) is written through a temporary file in
+    /// the same directory (so that the rename is atomic) that takes an existing file's
+    /// permissions; a symbolic link is followed; anything else that exists (a device, a FIFO)
+    /// is written in place, in order, since renaming onto it would replace it.
     pub fn file(target: &Path) -> Result<Self, Failure> {
-        let dir = match target.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
+        let fail = |e: io::Error| Failure::invalid(format!("cannot create {}: {e}", target.display()));
+        let resolved = follow_links(target).map_err(fail)?;
+        let existing = match std::fs::metadata(&resolved) {
+            Ok(m) => Some(m),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(fail(e)),
         };
-        let stem = target.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-        let (file, temp) = create_beside(dir, &stem)
-            .map_err(|e| Failure::invalid(format!("cannot create {}: {e}", target.display())))?;
-        Ok(Self::File(Pending { file, temp, target: target.to_path_buf(), done: false }))
+        match existing {
+            Some(m) if m.is_dir() => Err(fail(io::Error::other("it is a directory"))),
+            Some(m) if !m.is_file() => {
+                let file = File::options().write(true).open(&resolved).map_err(fail)?;
+                Ok(Self::Stream { file, target: target.to_path_buf() })
+            }
+            existing => {
+                let dir = match resolved.parent() {
+                    Some(dir) if !dir.as_os_str().is_empty() => dir,
+                    _ => Path::new("."),
+                };
+                let stem = resolved.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+                let (file, temp) = create_beside(dir, &stem).map_err(fail)?;
+                let pending = Pending { file, temp, target: resolved, done: false };
+                if let Some(m) = existing {
+                    pending.file.set_permissions(m.permissions()).map_err(fail)?;
+                }
+                Ok(Self::File(pending))
+            }
+        }
     }
 
     /// Writes the next bytes.
@@ -217,10 +266,9 @@ impl Sink<'_> {
             Self::Stdout(out) => {
                 out.write_all(bytes).map_err(|e| Failure::invalid(format!("cannot write the output: {e}")))
             }
-            Self::File(p) => p
-                .file
-                .write_all(bytes)
-                .map_err(|e| Failure::invalid(format!("cannot write {}: {e}", p.target.display()))),
+            Self::Stream { file, target } | Self::File(Pending { file, target, .. }) => {
+                file.write_all(bytes).map_err(|e| Failure::invalid(format!("cannot write {}: {e}", target.display())))
+            }
         }
     }
 
@@ -228,6 +276,9 @@ impl Sink<'_> {
     pub fn finish(self) -> Result<(), Failure> {
         match self {
             Self::Stdout(out) => out.flush().map_err(|e| Failure::invalid(format!("cannot write the output: {e}"))),
+            Self::Stream { mut file, target } => {
+                file.flush().map_err(|e| Failure::invalid(format!("cannot write {}: {e}", target.display())))
+            }
             Self::File(mut p) => {
                 p.file.flush().map_err(|e| Failure::invalid(format!("cannot write {}: {e}", p.target.display())))?;
                 std::fs::rename(&p.temp, &p.target)

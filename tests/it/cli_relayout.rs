@@ -124,7 +124,7 @@ fn plan_output(from: &str, to: &str, input: &[u8]) -> Vec<u8> {
     plan.run_to_vec(input).unwrap()
 }
 
-/// Arrays of a few MiB with `--max-memory 1` (parts of 512 KiB): tiled, sub-byte, padded and
+/// Arrays of a few MiB with `--max-memory 1` (parts of 256 KiB): tiled, sub-byte, padded and
 /// transposed layouts give the in-memory plan's bytes whether the input is a mapped file, a file
 /// read with `--no-mmap`, or a stream (spooled past 512 KiB), on one thread or two, to stdout
 /// or to `--output`.
@@ -187,6 +187,34 @@ fn parts_written_in_order_match_the_in_memory_plan() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// An output that fails part-way (here after 1 MiB of a 16 MiB transpose in parts of 256 KiB)
+/// is exit 1 with the reason, and stops the thread computing the parts (the run returns).
+#[test]
+fn a_failing_output_stops_the_parts() {
+    struct Fails(usize);
+    impl std::io::Write for Fails {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.0 >= 1 << 20 {
+                return Err(std::io::Error::other("the disk is full"));
+            }
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let input = pattern(16 << 20);
+    let mut out = Fails(0);
+    let mut stderr = Vec::new();
+    let args = ["xla-shape", "relayout", "--max-memory", "1", "f32[2048,2048]{0,1}", "f32[2048,2048]{1,0}"];
+    let status = cli::run(args, &mut &input[..], &mut out, &mut stderr);
+    let stderr = String::from_utf8(stderr).unwrap();
+    assert_eq!(status, 1, "{stderr}");
+    assert!(stderr.contains("cannot write the output: the disk is full"), "{stderr}");
+    assert!(out.0 >= 1 << 20 && out.0 < 2 << 20, "{} bytes written", out.0);
+}
+
 /// `.npy` in and out take the same path: the header is read (bounded), the data mapped or
 /// streamed; f16 and complex types are written too.
 #[test]
@@ -237,6 +265,59 @@ fn explain_shows_the_plan() {
     let (status, out, _) = run(&["--explain", "f32[4,6]{1,0:T(*,2)}", "f32[4,6]{1,0}"], b"");
     assert_eq!(status, 0);
     assert!(String::from_utf8(out).unwrap().starts_with("general: element by element"));
+}
+
+/// An `--output` that exists and is not a regular file is written in place: a FIFO stays a
+/// FIFO and its reader gets the bytes (renaming onto it would have replaced it, as it once
+/// replaced `/dev/null`). A symbolic link is followed: the link stays, the file it names is
+/// replaced and keeps its permissions. A directory is exit 1, and is left as it was.
+#[cfg(unix)]
+#[test]
+fn outputs_that_are_not_plain_files() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let dir = scratch("not-plain");
+    let input = dir.join("in.bin");
+    std::fs::write(&input, f32s([1., 4., 2., 5., 3., 6.])).unwrap();
+    let expected = f32s([1., 2., 3., 4., 5., 6.]);
+    let relayout = |out: &std::path::Path| {
+        run(&["f32[2,3]{0,1}", "f32[2,3]{1,0}", input.to_str().unwrap(), "-o", out.to_str().unwrap()], b"")
+    };
+    // A FIFO, read by another thread.
+    let fifo = dir.join("fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let (status, _, err) = relayout(&fifo);
+    assert_eq!(status, 0, "{err}");
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+    assert_eq!(reader.join().unwrap(), expected);
+    // A link to an existing file of mode 0600, and a link to a link to no file yet.
+    let (file, link) = (dir.join("file.bin"), dir.join("link.bin"));
+    std::fs::write(&file, b"old").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink("file.bin", &link).unwrap();
+    let (status, _, err) = relayout(&link);
+    assert_eq!(status, 0, "{err}");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+    assert_eq!(std::fs::read(&file).unwrap(), expected);
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    let (twice, dangling) = (dir.join("twice"), dir.join("dangling"));
+    std::os::unix::fs::symlink("dangling", &twice).unwrap();
+    std::os::unix::fs::symlink("new.bin", &dangling).unwrap();
+    let (status, _, err) = relayout(&twice);
+    assert_eq!(status, 0, "{err}");
+    assert_eq!(std::fs::read(dir.join("new.bin")).unwrap(), expected);
+    assert!(std::fs::symlink_metadata(&twice).unwrap().file_type().is_symlink());
+    // A directory.
+    let sub = dir.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let (status, _, err) = relayout(&sub);
+    assert_eq!(status, 1);
+    assert!(err.contains("is a directory"), "{err}");
+    assert_eq!(std::fs::read_dir(&sub).unwrap().count(), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 mod process {

@@ -3,14 +3,15 @@
 //! (`docs/relayout.md`, "The command line").
 //!
 //! The source is a mapped file or a stream read in chunks (`cli/data.rs`); the destination is
-//! produced in parts of half of `--max-memory` with [`RelayoutPlan::run_range`], each written
-//! before the next is computed, to standard output or to a temporary file renamed onto
-//! `--output` when complete. Destinations over 256 MiB show a progress bar (destination bytes)
+//! produced in parts of a quarter of `--max-memory` with [`RelayoutPlan::run_range`], one
+//! computed while the one before is written, to standard output or to a temporary file renamed
+//! onto `--output` when complete. Destinations over 256 MiB show a progress bar (destination bytes)
 //! on stderr when the process's stderr is a terminal.
 
 use std::fs::File;
 use std::io::{IsTerminal, Read, Seek};
 use std::path::Path;
+use std::sync::mpsc;
 
 use npyz::{DType, Order, TypeStr, WriterBuilder};
 
@@ -251,7 +252,8 @@ pub fn run(args: &RelayoutArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
         ),
         None => None,
     };
-    let part = usize::try_from(memory(args) / 2).unwrap_or(usize::MAX);
+    // Two parts in flight: half the bound, the other half for a piped input.
+    let part = usize::try_from(memory(args) / 4).unwrap_or(usize::MAX);
     produce(&plan, &source, &mut sink, part, pool.as_ref(), bar.as_ref())?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -260,8 +262,11 @@ pub fn run(args: &RelayoutArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     Ok(Status::Ok)
 }
 
-/// The destination in parts of at most `part` bytes (one buffer, reused), each written before
-/// the next is computed; on `pool` if given, else on rayon's global pool.
+/// The destination in parts of at most `part` bytes, in two buffers: this thread writes one
+/// part while a second thread computes the next into the other buffer (on `pool` if given,
+/// else on rayon's global pool), so the copy into the output (the kernel's, for a file) and the
+/// transposing overlap. Parts reach the sink in order; the first failure on either side stops
+/// both.
 fn produce(
     plan: &RelayoutPlan,
     src: &[u8],
@@ -272,23 +277,49 @@ fn produce(
 ) -> Result<(), Failure> {
     let total = plan.dst_len();
     let part = part.min(total).max(1);
-    let mut buf = Vec::new();
-    buf.try_reserve_exact(part).map_err(|e| Failure::invalid(format!("cannot allocate the output buffer: {e}")))?;
-    buf.resize(part, 0u8);
-    let mut start = 0;
-    while start < total {
-        let end = total.min(start.saturating_add(part));
-        let out = buf.get_mut(..end.wrapping_sub(start)).unwrap_or_default();
-        let mut run = move || plan.run_range(src, out, start..end);
-        match pool {
-            Some(pool) => pool.install(run),
-            None => run(),
-        }?;
-        sink.write(buf.get(..end.wrapping_sub(start)).unwrap_or_default())?;
-        if let Some(bar) = bar {
-            bar.inc(u64::try_from(end.wrapping_sub(start)).unwrap_or(0));
+    let (free, free_parts) = mpsc::channel::<Vec<u8>>();
+    // A second buffer only when there is a second part.
+    for len in [part, part.min(total.saturating_sub(part))] {
+        if len > 0 {
+            let mut buf = Vec::new();
+            buf.try_reserve_exact(len)
+                .map_err(|e| Failure::invalid(format!("cannot allocate the output buffer: {e}")))?;
+            buf.resize(len, 0u8);
+            free.send(buf).map_err(|_| Failure::invalid("the output buffers were lost"))?;
         }
-        start = end;
     }
-    Ok(())
+    let (done, done_parts) = mpsc::sync_channel::<Result<(Vec<u8>, usize), Failure>>(2);
+    std::thread::scope(move |scope| {
+        scope.spawn(move || {
+            let mut start = 0;
+            while start < total {
+                // The writer hung up: it failed, and has said so.
+                let Ok(mut buf) = free_parts.recv() else { return };
+                let end = total.min(start.saturating_add(part));
+                let len = end.wrapping_sub(start);
+                let out = buf.get_mut(..len).unwrap_or_default();
+                let mut run = move || plan.run_range(src, out, start..end);
+                let result = match pool {
+                    Some(pool) => pool.install(run),
+                    None => run(),
+                };
+                let failed = result.is_err();
+                if done.send(result.map(|()| (buf, len)).map_err(Failure::from)).is_err() || failed {
+                    return;
+                }
+                start = end;
+            }
+        });
+        // Ends when the computing thread is done (it hangs up); returning early hangs up on it.
+        for computed in done_parts {
+            let (buf, len) = computed?;
+            sink.write(buf.get(..len).unwrap_or_default())?;
+            if let Some(bar) = bar {
+                bar.inc(u64::try_from(len).unwrap_or(0));
+            }
+            // The computing thread may be done with buffers already.
+            let _ = free.send(buf);
+        }
+        Ok(())
+    })
 }
