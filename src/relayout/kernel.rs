@@ -5,7 +5,7 @@
 //! Offsets are `i64` (strides may be negative); the plan guarantees that every element's offset
 //! is inside its buffer.
 
-use super::plan::{Axis, Order, Stores, short_run};
+use super::plan::{Axis, Order, Stores, asks_ahead, short_run};
 use super::stream::{self, LINE};
 use super::tile;
 use crate::memory::extent::{len_u64, to_i64};
@@ -160,7 +160,8 @@ pub(crate) fn transpose<const N: usize>(
             .copied(),
         Order::Bands | Order::SourceRuns => None,
     };
-    let walk = Walk { src, pair: (minor, inner), fused, band, stores };
+    let prefetch = order == Order::SourceRuns && asks_ahead(minor.extent);
+    let walk = Walk { src, pair: (minor, inner), fused, band, stores, prefetch };
     walk.run::<N>(dst, outer, src_minor, s, d, Band::default());
     if stores == Stores::Streaming {
         stream::fence();
@@ -182,6 +183,8 @@ struct Walk<'a> {
     /// Destination-minor columns per band, at least one micro-tile.
     band: u64,
     stores: Stores,
+    /// Whether the walk asks for each band's source runs one band ahead ([`asks_ahead`]).
+    prefetch: bool,
 }
 
 /// One row of micro-tiles: rows `first .. first + rows` of the row axis (the source-minor axis,
@@ -228,6 +231,9 @@ impl Walk<'_> {
                 let mut i = 0;
                 while i < total {
                     let rows = per.min(total.wrapping_sub(i));
+                    if self.prefetch && stepped && after.is_empty() {
+                        self.prefetch::<N>(s, axis, i, (j0, width));
+                    }
                     let (s, d, first) =
                         if stepped { (step(s, i, axis.src), step(d, i, axis.dst), 0) } else { (s, d, i) };
                     self.run::<N>(dst, after, next, s, d, Band { first, rows, j0, j1 });
@@ -238,6 +244,28 @@ impl Walk<'_> {
         } else {
             for k in 0..axis.extent {
                 self.run::<N>(dst, rest, next, step(s, k, axis.src), step(d, k, axis.dst), band);
+            }
+        }
+    }
+}
+
+impl Walk<'_> {
+    /// Asks for the source runs of the micro-tile one band after the one at row `i`, band `j0`
+    /// (the next `M` rows, columns `j0 + width ..`), when [`asks_ahead`] said so for the walk.
+    fn prefetch<const N: usize>(&self, s: i64, rows: &Axis, i: u64, (j0, width): (u64, u64))
+    where
+        Bytes<N>: Width,
+    {
+        let m = <Bytes<N> as Width>::M as u64;
+        let inner = self.pair.1;
+        let next = j0.saturating_add(width);
+        if next >= inner.extent {
+            return;
+        }
+        let base = step(step(s, i, rows.src), next, inner.src);
+        for j in 0..m.min(inner.extent.wrapping_sub(next)) {
+            if let Some(offset) = at(step(base, j, inner.src)) {
+                tile::prefetch(self.src, offset);
             }
         }
     }

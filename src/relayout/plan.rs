@@ -165,7 +165,12 @@ impl Strategy {
                         ),
                         Kernel::Transpose { src_minor, order: Order::SourceRuns } => format!(
                             "transpose of axis {src_minor} (source-minor) and the innermost axis, 64-byte micro-tiles \
-                             in source order (streamed lines)"
+                             in source order (streamed lines){}",
+                            if block.axes.get(src_minor).is_some_and(|a| asks_ahead(a.extent)) {
+                                ", each band's source asked for one band ahead"
+                            } else {
+                                ""
+                            }
                         ),
                         Kernel::Unpack => "unpack 4-bit elements".to_owned(),
                         Kernel::Pack => "pack 4-bit elements".to_owned(),
@@ -371,6 +376,20 @@ pub(crate) fn short_run(short: Axis, (short_stride, long_stride): (i64, i64), wi
         && short_stride == width
         && i64::try_from(short.extent).ok().and_then(|e| e.checked_mul(width)) == Some(long_stride)
 }
+
+/// Whether [`Order::SourceRuns`] asks for each band's source runs one band ahead: when a band's
+/// source, `M` runs of `rows` elements (`rows` lines of 64 bytes whatever the width), is at most
+/// [`PREFETCH_BAND_BYTES`]. Such rows end before the hardware's prefetchers have learnt them
+/// (r3's are 1 KiB, 16 lines), so each band would otherwise start by waiting for memory; and a
+/// part of the command line's output (a few source lines from each of many pages) has its
+/// page walks started early. Longer rows are the prefetchers' own work.
+pub(crate) fn asks_ahead(rows: u64) -> bool {
+    rows.saturating_mul(super::stream::LINE as u64) <= PREFETCH_BAND_BYTES
+}
+
+/// The largest band [`asks_ahead`] fetches the next one for: both fit the first-level data
+/// cache (32 KiB or more).
+const PREFETCH_BAND_BYTES: u64 = 16 << 10;
 
 /// [`Order::Fused`]: when the source-minor axis is shorter than a micro-tile (`M` elements, one
 /// [`LINE`](super::stream::LINE)) and another outer axis continues it in the source (source

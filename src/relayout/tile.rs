@@ -28,6 +28,22 @@ const BLOCKS: usize = LINE / LANE;
 /// A lane.
 type Lane = [u8; LANE];
 
+/// Asks for the cache line holding `buf[at]` ahead of its use (`prefetcht0`, SSE, the x86-64
+/// baseline); a hint only: nothing is read, a line the caches already hold costs nothing, and
+/// an offset outside `buf` asks for nothing.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn prefetch(buf: &[u8], at: usize) {
+    if let Some(byte) = buf.get(at) {
+        safe_arch::prefetch_t0(byte);
+    }
+}
+
+/// No prefetch hint on this target.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+pub(crate) fn prefetch(_buf: &[u8], _at: usize) {}
+
 /// Interleaves `N`-byte elements: the low halves of `a` and `b` (`a0 b0 a1 b1 …`) and their high
 /// halves: one `punpckl*` and one `punpckh*` (SSE2, the x86-64 baseline).
 #[cfg(target_arch = "x86_64")]

@@ -60,6 +60,8 @@ use crate::proto::{ProgramShapeProto, ShapeProto};
 use crate::text;
 
 use cursor::{Cursor, Failed};
+// The listing's printed shapes (`cli/cmd/printed.rs`) share the reader's bounded cache.
+#[cfg(feature = "cli")]
 pub(crate) use shapes::TextCache;
 pub use shapes::{MAX_CACHED_SHAPE_TEXT, MAX_CACHED_SHAPES};
 use shapes::{Parsed, ShapeCache};
