@@ -182,7 +182,7 @@ impl RelayoutPlan {
 
     /// Plans the move of one box of `src` into `dst` ([`Window`]): how a sharded array's
     /// per-device buffers are cut from the global buffer and put back (`docs/relayout.md` rule
-    /// 15). Both endpoints keep their own dimensions; the box must fit in each. Starts that cut
+    /// 20). Both endpoints keep their own dimensions; the box must fit in each. Starts that cut
     /// tiles give more boxes (one per partial tile on either side), and past a limit the
     /// element-by-element path.
     ///

@@ -1,4 +1,4 @@
-//! Window relayouts (`docs/relayout.md` rule 15, `RelayoutPlan::window`): a box of one array
+//! Window relayouts (`docs/relayout.md` rule 20, `RelayoutPlan::window`): a box of one array
 //! moved into a box of another, for any two layouts (tiles cut anywhere by the box's starts,
 //! sub-byte and wide element sizes), against a reference that moves one element at a time
 //! through `PhysicalMap`; their parts (`run_range`) against the same reference.
