@@ -63,7 +63,7 @@ pub struct RelayoutArgs {
     #[arg(long)]
     pub npy_out: bool,
     /// Write here instead of stdout (through a temporary file beside it, renamed into place
-    /// when complete).
+    /// when complete; a symbolic link is followed, a device or FIFO written in place).
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Threads that produce the output (default: one per core).
