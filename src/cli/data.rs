@@ -205,8 +205,9 @@ impl Drop for Pending {
 const MAX_LINKS: usize = 40;
 
 /// The path `path` names after following symbolic links, if it is one: the file to replace
-/// (the link stays, as `cp` and the shell's `>` write through it), which need not exist yet.
-fn follow_links(path: &Path) -> io::Result<PathBuf> {
+/// (the link stays, as `cp` and the shell's `>` write through it), with its metadata if it
+/// exists yet.
+fn follow_links(path: &Path) -> io::Result<(PathBuf, Option<std::fs::Metadata>)> {
     let mut path = path.to_path_buf();
     for _ in 0..MAX_LINKS {
         match std::fs::symlink_metadata(&path) {
@@ -217,8 +218,8 @@ fn follow_links(path: &Path) -> io::Result<PathBuf> {
                     _ => link,
                 };
             }
-            Ok(_) => return Ok(path),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(path),
+            Ok(m) => return Ok((path, Some(m))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((path, None)),
             Err(e) => return Err(e),
         }
     }
@@ -232,12 +233,7 @@ impl Sink<'_> {
     /// is written in place, in order, since renaming onto it would replace it.
     pub fn file(target: &Path) -> Result<Self, Failure> {
         let fail = |e: io::Error| Failure::invalid(format!("cannot create {}: {e}", target.display()));
-        let resolved = follow_links(target).map_err(fail)?;
-        let existing = match std::fs::metadata(&resolved) {
-            Ok(m) => Some(m),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(fail(e)),
-        };
+        let (resolved, existing) = follow_links(target).map_err(fail)?;
         match existing {
             Some(m) if m.is_dir() => Err(fail(io::Error::other("it is a directory"))),
             Some(m) if !m.is_file() => {

@@ -160,8 +160,9 @@ pub(crate) fn transpose<const N: usize>(
             .copied(),
         Order::Bands | Order::SourceRuns => None,
     };
+    let short = short_axis::<N>((minor, inner), fused);
     let prefetch = order == Order::SourceRuns && asks_ahead(minor.extent);
-    let walk = Walk { src, pair: (minor, inner), fused, band, stores, prefetch };
+    let walk = Walk { src, pair: (minor, inner), fused, short, band, stores, prefetch };
     walk.run::<N>(dst, outer, src_minor, s, d, Band::default());
     if stores == Stores::Streaming {
         stream::fence();
@@ -180,6 +181,8 @@ struct Walk<'a> {
     /// [`Order::Fused`]: the axis just outside the source-minor one, which continues it in the
     /// source (its source stride is the source-minor axis's extent in elements).
     fused: Option<Axis>,
+    /// Whether one of the pair is a short axis inside a contiguous run.
+    short: Short,
     /// Destination-minor columns per band, at least one micro-tile.
     band: u64,
     stores: Stores,
@@ -205,7 +208,7 @@ impl Walk<'_> {
         Bytes<N>: Width,
     {
         let Some((axis, rest)) = outer.split_first() else {
-            tiles::<N>(self.src, dst, (s, d), (self.pair, self.fused), band, self.stores);
+            self.tiles::<N>(dst, (s, d), band);
             return;
         };
         let next = src_minor.wrapping_sub(1);
@@ -222,7 +225,7 @@ impl Walk<'_> {
         if let Some((total, after, next, stepped)) = rows {
             let m = <Bytes<N> as Width>::M as u64;
             // Rows per call: a micro-tile's, or all of them when they make one destination run.
-            let per = if interleaves::<N>(self.pair, self.fused) { total.max(1) } else { m };
+            let per = if self.short == Short::Destination { total.max(1) } else { m };
             let inner = self.pair.1.extent;
             let width = self.band.max(m);
             let mut j0 = 0;
@@ -232,7 +235,7 @@ impl Walk<'_> {
                 while i < total {
                     let rows = per.min(total.wrapping_sub(i));
                     if self.prefetch && stepped && after.is_empty() {
-                        self.prefetch::<N>(s, axis, i, (j0, width));
+                        self.prefetch::<N>(s, axis, i, j1);
                     }
                     let (s, d, first) =
                         if stepped { (step(s, i, axis.src), step(d, i, axis.dst), 0) } else { (s, d, i) };
@@ -247,18 +250,15 @@ impl Walk<'_> {
             }
         }
     }
-}
 
-impl Walk<'_> {
-    /// Asks for the source runs of the micro-tile one band after the one at row `i`, band `j0`
-    /// (the next `M` rows, columns `j0 + width ..`), when [`asks_ahead`] said so for the walk.
-    fn prefetch<const N: usize>(&self, s: i64, rows: &Axis, i: u64, (j0, width): (u64, u64))
+    /// Asks for the source runs of the micro-tile at row `i` of the next band (columns
+    /// `next ..`), when [`asks_ahead`] said so for the walk.
+    fn prefetch<const N: usize>(&self, s: i64, rows: &Axis, i: u64, next: u64)
     where
         Bytes<N>: Width,
     {
         let m = <Bytes<N> as Width>::M as u64;
         let inner = self.pair.1;
-        let next = j0.saturating_add(width);
         if next >= inner.extent {
             return;
         }
@@ -269,47 +269,41 @@ impl Walk<'_> {
             }
         }
     }
-}
 
-/// One row of micro-tiles: `rows` elements of the source-minor axis by the band `j0..j1` of the
-/// destination-minor axis; whole destination lines through a micro-tile, the ragged end of the
-/// band element by element. With a fused axis (`outside`), row `r` is element `r mod e` of the
-/// source-minor axis (extent `e`) and `r div e` of the axis outside it: contiguous in the
-/// source, at two-level addresses in the destination.
-#[inline]
-fn tiles<const N: usize>(
-    src: &[u8],
-    dst: &mut [u8],
-    (s, d): (i64, i64),
-    ((minor, inner), outside): ((Axis, Axis), Option<Axis>),
-    Band { first, rows, j0, j1 }: Band,
-    stores: Stores,
-) where
-    Bytes<N>: Width,
-{
-    // A short source-minor axis inside a contiguous source run (bf16 `(2,1)` sub-tiles → rows).
-    if deinterleaves::<N>((minor, inner), outside) {
-        return deinterleave::<N>(src, dst, (s, d), (minor, inner), Band { first, rows, j0, j1 }, stores);
+    /// One row of micro-tiles: `rows` elements of the source-minor axis by the band `j0..j1` of
+    /// the destination-minor axis; whole destination lines through a micro-tile, the ragged end
+    /// of the band element by element, unless a [`Short`] axis makes it a (de)interleave. With a
+    /// fused axis (`outside`), row `r` is element `r mod e` of the source-minor axis (extent
+    /// `e`) and `r div e` of the axis outside it: contiguous in the source, at two-level
+    /// addresses in the destination.
+    #[inline]
+    fn tiles<const N: usize>(&self, dst: &mut [u8], (s, d): (i64, i64), Band { first, rows, j0, j1 }: Band)
+    where
+        Bytes<N>: Width,
+    {
+        let (src, ((minor, inner), outside), stores) = (self.src, (self.pair, self.fused), self.stores);
+        match self.short {
+            Short::Source => {
+                return deinterleave::<N>(src, dst, (s, d), (minor, inner), Band { first, rows, j0, j1 }, stores);
+            }
+            Short::Destination if j0 == 0 => return interleave::<N>(src, dst, (s, d), inner, rows, stores),
+            Short::Destination | Short::Neither => {}
+        }
+        let height = usize::try_from(rows).unwrap_or(0).min(LINE);
+        // Rows are contiguous in the source, fused or not.
+        let s = step(s, first, minor.src);
+        let Some(outside) = outside else {
+            return row_of_tiles::<N>(src, dst, (s, d), (minor, inner), (height, Strided(minor.dst)), (j0, j1), stores);
+        };
+        // Each fused row's destination offset, once for the band.
+        let mut offsets = [0i64; LINE];
+        for (r, offset) in (first..).zip(offsets.iter_mut().take(height)) {
+            let (outer, within) = (r.checked_div(minor.extent).unwrap_or(0), r.checked_rem(minor.extent).unwrap_or(0));
+            *offset = step(step(0, outer, outside.dst), within, minor.dst);
+        }
+        let listed = Listed(offsets.get(..height).unwrap_or_default());
+        row_of_tiles::<N>(src, dst, (s, d), (minor, inner), (height, listed), (j0, j1), stores);
     }
-    // A short destination-minor axis inside a contiguous destination run (rows → `(2,1)`
-    // sub-tiles).
-    if interleaves::<N>((minor, inner), outside) && j0 == 0 {
-        return interleave::<N>(src, dst, (s, d), inner, rows, stores);
-    }
-    let height = usize::try_from(rows).unwrap_or(0).min(LINE);
-    // Rows are contiguous in the source, fused or not.
-    let s = step(s, first, minor.src);
-    let Some(outside) = outside else {
-        return row_of_tiles::<N>(src, dst, (s, d), (minor, inner), (height, Strided(minor.dst)), (j0, j1), stores);
-    };
-    // Each fused row's destination offset, once for the band.
-    let mut offsets = [0i64; LINE];
-    for (r, offset) in (first..).zip(offsets.iter_mut().take(height)) {
-        let (outer, within) = (r.checked_div(minor.extent).unwrap_or(0), r.checked_rem(minor.extent).unwrap_or(0));
-        *offset = step(step(0, outer, outside.dst), within, minor.dst);
-    }
-    let listed = Listed(offsets.get(..height).unwrap_or_default());
-    row_of_tiles::<N>(src, dst, (s, d), (minor, inner), (height, listed), (j0, j1), stores);
 }
 
 /// Deinterleaves: the short source-minor axis (`e < M` elements) and the innermost axis make
@@ -419,21 +413,35 @@ where
     }
 }
 
-/// Whether a transpose deinterleaves: the source-minor axis is shorter than a micro-tile and
-/// the innermost axis continues it in the source, so that the two make one contiguous source
-/// run per band (bf16 `(2,1)` sub-tiles → rows; [`short_run`]).
-#[inline]
-fn deinterleaves<const N: usize>((minor, inner): (Axis, Axis), outside: Option<Axis>) -> bool {
-    outside.is_none() && short_run(minor, (minor.src, inner.src), to_i64(len_u64(N)))
+/// Which of a transpose's pair is a short axis inside a contiguous run, once per walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Short {
+    /// Neither: micro-tiles.
+    Neither,
+    /// The source-minor axis is shorter than a micro-tile and the innermost axis continues it
+    /// in the source: one contiguous source run per band, [`deinterleave`]d (bf16 `(2,1)`
+    /// sub-tiles → rows).
+    Source,
+    /// The innermost (destination-minor) axis is shorter than a micro-tile and the source-minor
+    /// axis continues it in the destination: one contiguous destination run, [`interleave`]d
+    /// (rows → bf16 `(2,1)` sub-tiles). The walk hands it all rows of the source-minor axis at
+    /// once.
+    Destination,
 }
 
-/// Whether a transpose interleaves: the innermost (destination-minor) axis is shorter than a
-/// micro-tile and the source-minor axis continues it in the destination, so that the two make
-/// one contiguous destination run (rows → bf16 `(2,1)` sub-tiles; [`short_run`]). The walk
-/// hands such a transpose all rows of the source-minor axis at once.
-#[inline]
-fn interleaves<const N: usize>((minor, inner): (Axis, Axis), outside: Option<Axis>) -> bool {
-    outside.is_none() && short_run(inner, (inner.dst, minor.dst), to_i64(len_u64(N)))
+/// [`Short`] for the pair `(minor, inner)` (not fused: `outside` is `None`), by the plan's rule
+/// ([`short_run`]).
+fn short_axis<const N: usize>((minor, inner): (Axis, Axis), outside: Option<Axis>) -> Short {
+    let width = to_i64(len_u64(N));
+    if outside.is_some() {
+        Short::Neither
+    } else if short_run(minor, (minor.src, inner.src), width) {
+        Short::Source
+    } else if short_run(inner, (inner.dst, minor.dst), width) {
+        Short::Destination
+    } else {
+        Short::Neither
+    }
 }
 
 /// Where row `i` of a micro-tile goes, relative to the tile's destination offset.
