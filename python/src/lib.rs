@@ -1,0 +1,27 @@
+//! The compiled module of the `xla_shape` Python package (`xla_shape._xla_shape`): thin pyo3
+//! classes over the library's validated values and kernels. The pure-Python layer
+//! (`python/xla_shape/`) adds the dtypes (ml_dtypes), the buffer views and the numpy-style
+//! functions.
+
+mod data;
+mod errors;
+mod hlo;
+mod shape;
+mod sharding;
+
+use pyo3::prelude::*;
+
+/// The compiled core of `xla_shape`.
+#[pymodule]
+fn _xla_shape(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add_class::<shape::Shape>()?;
+    m.add_class::<shape::Layout>()?;
+    m.add_class::<shape::ProgramShape>()?;
+    m.add_class::<sharding::HloSharding>()?;
+    m.add_class::<data::RelayoutPlan>()?;
+    m.add_class::<data::ShardBuffers>()?;
+    m.add_class::<hlo::HloModule>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
