@@ -259,7 +259,10 @@ impl HloSharding {
     ) -> PyResult<Bound<'py, PyDict>> {
         let placement = self.placement(shape, num_devices)?;
         let out = PyDict::new(py);
-        for shard in placement.shards().filter(sharding::Shard::holds_data) {
+        // Uneven shardings leave some devices an empty box: they hold nothing (unless the
+        // whole array is empty, where JAX lists every device with its empty slices).
+        let empty_array = placement.dimensions().contains(&0);
+        for shard in placement.shards().filter(|s| s.holds_data() && (empty_array || s.element_count() > 0)) {
             out.set_item(shard.device().0, slices(py, &placement, &shard)?)?;
         }
         Ok(out)
