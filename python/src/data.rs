@@ -33,7 +33,9 @@ pub(crate) fn aligned_empty(py: Python<'_>, len: usize) -> PyResult<Bound<'_, Py
     // The address only: nothing is read or written through the pointer.
     let address = raw.data() as usize;
     let offset = address.wrapping_neg() % ALIGN;
-    let view = raw.get_item(PySlice::new(py, offset.cast_signed(), (offset + len).cast_signed(), 1))?;
+    let end = isize::try_from(offset + len).map_err(|_| binding_error("Overflow", "buffer size overflows"))?;
+    // offset < 64.
+    let view = raw.get_item(PySlice::new(py, isize::try_from(offset).unwrap_or_default(), end, 1))?;
     Ok(view.cast_into::<PyArray1<u8>>()?)
 }
 
@@ -222,10 +224,13 @@ pub struct ShardBuffers {
 /// The `(device, buffer)` pairs of a mapping of device ids to buffers.
 fn shard_arrays<'py>(shards: &Bound<'py, PyAny>) -> PyResult<Vec<(DeviceId, PyReadonlyArray1<'py, u8>)>> {
     let items = shards.call_method0("items")?;
-    items.try_iter()?.map(|item| {
-        let (device, data): (u64, Bound<'py, PyAny>) = item?.extract()?;
-        Ok((DeviceId(device), as_bytes(&data)?))
-    }).collect()
+    items
+        .try_iter()?
+        .map(|item| {
+            let (device, data): (u64, Bound<'py, PyAny>) = item?.extract()?;
+            Ok((DeviceId(device), as_bytes(&data)?))
+        })
+        .collect()
 }
 
 #[pymethods]
@@ -245,7 +250,8 @@ impl ShardBuffers {
         let placement = array_placement(&sharding, &shape, num_devices)?;
         let form =
             if padded_to_tile { buffers::ShardForm::padded_to_tile(&placement) } else { buffers::ShardForm::Exact };
-        let buffers = buffers::ShardBuffers::from_placement(shape.array_view("shard buffers")?, &placement, &form).py()?;
+        let buffers =
+            buffers::ShardBuffers::from_placement(shape.array_view("shard buffers")?, &placement, &form).py()?;
         Ok(Self { buffers })
     }
 
@@ -285,7 +291,8 @@ impl ShardBuffers {
         let out = PyDict::new(py);
         let mut arrays = Vec::new();
         for device in self.buffers.devices() {
-            let len = usize::try_from(self.shard_len(device.0)?).map_err(|_| binding_error("Overflow", "shard too large"))?;
+            let len =
+                usize::try_from(self.shard_len(device.0)?).map_err(|_| binding_error("Overflow", "shard too large"))?;
             let array = aligned_empty(py, len)?;
             out.set_item(device.0, &array)?;
             arrays.push((device, array));
@@ -306,14 +313,19 @@ impl ShardBuffers {
     /// mapping of device ids to buffers. A missing, extra or mis-sized buffer, or replicas that
     /// differ, raise an error naming the device.
     #[pyo3(signature = (shards, *, threads=None))]
-    pub fn assemble<'py>(&self, shards: &Bound<'py, PyAny>, threads: Option<usize>) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    pub fn assemble<'py>(
+        &self,
+        shards: &Bound<'py, PyAny>,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyArray1<u8>>> {
         let py = shards.py();
         let arrays = shard_arrays(shards)?;
         let slices: Vec<(DeviceId, &[u8])> = arrays
             .iter()
             .map(|(d, a)| Ok((*d, a.as_slice().map_err(|e| binding_error("NotContiguous", e.to_string()))?)))
             .collect::<PyResult<_>>()?;
-        let len = usize::try_from(self.buffers.global_len()).map_err(|_| binding_error("Overflow", "array too large"))?;
+        let len =
+            usize::try_from(self.buffers.global_len()).map_err(|_| binding_error("Overflow", "array too large"))?;
         let out = aligned_empty(py, len)?;
         {
             let mut writer = out.readwrite();
@@ -329,7 +341,7 @@ impl ShardBuffers {
 #[derive(FromPyObject)]
 pub enum ShardingLike {
     /// An `HloSharding`.
-    Sharding(HloSharding),
+    Sharding(Py<HloSharding>),
     /// XLA's text.
     Text(String),
 }
@@ -337,7 +349,7 @@ pub enum ShardingLike {
 impl ShardingLike {
     fn into_sharding(self) -> PyResult<HloSharding> {
         match self {
-            Self::Sharding(s) => Ok(s),
+            Self::Sharding(s) => Ok(s.get().clone()),
             Self::Text(text) => HloSharding::parse(&text),
         }
     }

@@ -65,8 +65,8 @@ impl Source {
     fn reader(&self) -> PyResult<Box<dyn BufRead + '_>> {
         match self {
             Self::Path(path) => {
-                let file =
-                    File::open(path).map_err(|e| binding_error("Io", format!("cannot open {}: {e}", path.display())))?;
+                let file = File::open(path)
+                    .map_err(|e| binding_error("Io", format!("cannot open {}: {e}", path.display())))?;
                 Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
             }
             Self::Bytes(bytes) => Ok(Box::new(bytes.as_slice())),
@@ -126,7 +126,9 @@ fn listing<'py>(py: Python<'py>, source: &Source, form: Form) -> PyResult<Bound<
             args.push(path.display().to_string());
             py.detach(|| xla_shape::cli::run(args, &mut &b""[..], &mut stdout, &mut stderr))
         }
-        Source::Bytes(bytes) => py.detach(|| xla_shape::cli::run(args, &mut bytes.as_slice(), &mut stdout, &mut stderr)),
+        Source::Bytes(bytes) => {
+            py.detach(|| xla_shape::cli::run(args, &mut bytes.as_slice(), &mut stdout, &mut stderr))
+        }
     };
     let message = String::from_utf8_lossy(&stderr);
     let message = message.trim().strip_prefix("error: ").unwrap_or(message.trim()).to_owned();
@@ -198,7 +200,7 @@ fn value_bytes(values: Values, element_type: PrimitiveType) -> PyResult<Vec<u8>>
     let mask = if bits >= 8 { 0xff } else { (1u8 << bits) - 1 };
     Ok(match values {
         Values::Pred(v) => v.into_iter().map(u8::from).collect(),
-        Values::S8(v) => v.into_iter().map(|x| x.cast_unsigned() & mask).collect(),
+        Values::S8(v) => v.into_iter().map(|x| u8::from_ne_bytes(x.to_ne_bytes()) & mask).collect(),
         Values::U8(v) => v,
         Values::S16(v) => bytemuck::cast_slice(&v).to_vec(),
         Values::S32(v) => bytemuck::cast_slice(&v).to_vec(),
@@ -212,7 +214,7 @@ fn value_bytes(values: Values, element_type: PrimitiveType) -> PyResult<Vec<u8>>
         Values::F64(v) => bytemuck::cast_slice(&v).to_vec(),
         Values::C64(v) => bytemuck::cast_slice(&v).to_vec(),
         Values::C128(v) => bytemuck::cast_slice(&v).to_vec(),
-        Values::Small(v) => v.into_iter().map(|x| x.to_bits()).collect(),
+        Values::Small(v) => v.into_iter().map(xla_shape::literal::SmallFloat::to_bits).collect(),
         other => {
             return Err(binding_error("Literal", format!("values of {element_type} are not supported: {other:?}")));
         }
@@ -268,8 +270,9 @@ fn literals<'py>(py: Python<'py>, source: &Source, form: Form) -> PyResult<Vec<(
             while let Some(item) = reader.next_item().py()? {
                 let Item::Instruction(instruction) = item else { continue };
                 let Some(constant) = instruction.constant().py()? else { continue };
-                let site = LiteralSite::Constant { computation: instruction.computation, instruction: instruction.name }
-                    .to_string();
+                let site =
+                    LiteralSite::Constant { computation: instruction.computation, instruction: instruction.name }
+                        .to_string();
                 match constant {
                     Constant::Elided => {
                         let shape = shape_text(instruction.shape);
@@ -292,7 +295,8 @@ fn literals<'py>(py: Python<'py>, source: &Source, form: Form) -> PyResult<Vec<(
             let bytes = source.bytes()?;
             for sited in hlo::literals(&bytes, message).py()? {
                 let site = sited.site.to_string();
-                let proto: LiteralProto = xla_shape::decode(sited.bytes).map_err(|e| crate::errors::to_py(e).tap_site(py, &site))?;
+                let proto: LiteralProto =
+                    xla_shape::decode(sited.bytes).map_err(|e| crate::errors::to_py(e).tap_site(py, &site))?;
                 out.push((site.clone(), proto_to_numpy(py, &site, &proto)?));
             }
         }

@@ -7,6 +7,7 @@ use std::hash::{Hash, Hasher};
 use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
+use xla_shape::draw::label::join;
 use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
 use xla_shape::{LayoutBuf, PhysicalMap, ShapeBuf, Slot, layout::TileDim, size, text};
 
@@ -68,7 +69,7 @@ impl Shape {
 #[derive(FromPyObject)]
 pub enum ShapeLike {
     /// A `Shape`.
-    Shape(Shape),
+    Shape(Py<Shape>),
     /// XLA's text, parsed and validated.
     Text(String),
 }
@@ -77,7 +78,7 @@ impl ShapeLike {
     /// The validated shape.
     pub fn into_shape(self) -> PyResult<Shape> {
         match self {
-            Self::Shape(shape) => Ok(shape),
+            Self::Shape(shape) => Ok(shape.get().clone()),
             Self::Text(text) => Shape::parse(&text),
         }
     }
@@ -87,7 +88,7 @@ impl ShapeLike {
 #[derive(FromPyObject)]
 pub enum LayoutLike {
     /// A `Layout`.
-    Layout(Layout),
+    Layout(Py<Layout>),
     /// XLA's text (`{1,0:T(8,128)}`).
     Text(String),
 }
@@ -95,7 +96,7 @@ pub enum LayoutLike {
 impl LayoutLike {
     fn text(&self) -> String {
         match self {
-            Self::Layout(layout) => layout.buf.to_string(),
+            Self::Layout(layout) => layout.get().buf.to_string(),
             Self::Text(text) => text.clone(),
         }
     }
@@ -140,7 +141,7 @@ impl Shape {
             Ok(name) => name,
             Err(_) => element_type.py().import(DTYPES)?.call_method1("element_type_of", (element_type,))?.extract()?,
         };
-        let dims = dimensions.iter().map(ToString::to_string).collect::<Vec<_>>().join(",");
+        let dims = join(&dimensions);
         let layout = layout.map(|l| l.text()).unwrap_or_default();
         Self::parse(&format!("{name}[{dims}]{layout}"))
     }
@@ -336,13 +337,10 @@ impl Layout {
     #[staticmethod]
     #[pyo3(signature = (major_to_minor, tiling=None))]
     pub fn from_major_to_minor(major_to_minor: Vec<i64>, tiling: Option<Vec<Vec<i64>>>) -> PyResult<Self> {
-        let order = major_to_minor.iter().rev().map(ToString::to_string).collect::<Vec<_>>().join(",");
-        let tiles: String = tiling
-            .unwrap_or_default()
-            .iter()
-            .map(|tile| format!("({})", tile.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")))
-            .collect();
-        let tiles = if tiles.is_empty() { String::new() } else { format!(":T{tiles}") };
+        let minor_to_major: Vec<i64> = major_to_minor.into_iter().rev().collect();
+        let tiles: Vec<String> = tiling.unwrap_or_default().iter().map(|tile| format!("({})", join(tile))).collect();
+        let tiles = if tiles.is_empty() { String::new() } else { format!(":T{}", tiles.concat()) };
+        let order = join(&minor_to_major);
         Self::parse(&format!("{{{order}{tiles}}}"))
     }
 

@@ -6,6 +6,7 @@ use std::hash::{Hash, Hasher};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PySlice, PyTuple};
+use xla_shape::draw::label::join;
 use xla_shape::proto::OpSharding;
 use xla_shape::sharding::{self, DeviceId, Placement, ShardingKind, shardy};
 
@@ -69,7 +70,11 @@ fn slices<'py>(py: Python<'py>, placement: &Placement, shard: &sharding::Shard<'
     let slices = shard
         .ranges()
         .zip(placement.tiles())
-        .map(|(range, &tiles)| if tiles == 1 { slice.call1((py.None(),)) } else { slice.call1((range.start, range.end)) })
+        .map(
+            |(range, &tiles)| {
+                if tiles == 1 { slice.call1((py.None(),)) } else { slice.call1((range.start, range.end)) }
+            },
+        )
         .collect::<PyResult<Vec<_>>>()?;
     PyTuple::new(py, slices)
 }
@@ -95,9 +100,12 @@ fn spec_axes(entry: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     }
 }
 
+/// A mesh's axes (name, size) and, when it lists them, its device ids.
+type MeshAxes = (Vec<(String, i64)>, Option<Vec<i64>>);
+
 /// A mesh's axes and device ids: a `jax.sharding.Mesh`, a mapping of axis names to sizes, or a
 /// sequence of `(name, size)` pairs.
-fn mesh_axes(mesh: &Bound<'_, PyAny>) -> PyResult<(Vec<(String, i64)>, Option<Vec<i64>>)> {
+fn mesh_axes(mesh: &Bound<'_, PyAny>) -> PyResult<MeshAxes> {
     if mesh.hasattr("axis_names")? && mesh.hasattr("device_ids")? {
         let names: Vec<String> = mesh.getattr("axis_names")?.extract()?;
         let sizes: Vec<i64> = mesh.getattr("axis_sizes")?.extract()?;
@@ -163,9 +171,7 @@ impl HloSharding {
         }
         entries.resize(ndim, Vec::new());
         let axes_text = axes.iter().map(|(n, s)| format!("{}={s}", quoted(n))).collect::<Vec<_>>().join(", ");
-        let ids_text = ids
-            .map(|ids| format!(", device_ids=[{}]", ids.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")))
-            .unwrap_or_default();
+        let ids_text = ids.map(|ids| format!(", device_ids=[{}]", join(&ids))).unwrap_or_default();
         let meshes = shardy::parse_meshes(&format!("{{mesh = #sdy.mesh<[{axes_text}]{ids_text}>}}")).py()?;
         let dims = entries
             .iter()

@@ -82,7 +82,7 @@ def relayout(
     >>> out.view(np.float32).tolist()
     [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
     """
-    return RelayoutPlan(from_shape, to_shape).run(data, threads=threads)  # type: ignore[no-any-return]
+    return RelayoutPlan(from_shape, to_shape).run(data, threads=threads)
 
 
 def to_numpy(data: Any, shape: ShapeLike, *, threads: int | None = None) -> npt.NDArray[Any]:
@@ -93,7 +93,7 @@ def to_numpy(data: Any, shape: ShapeLike, *, threads: int | None = None) -> npt.
     >>> xs.to_numpy(bytes([0x21, 0xF3]), "s4[4]{0:E(4)}").tolist()
     [1, 2, 3, -1]
     """
-    return RelayoutPlan.to_logical(shape).run(data, threads=threads)  # type: ignore[no-any-return]
+    return RelayoutPlan.to_logical(shape).run(data, threads=threads)
 
 
 def from_numpy(
@@ -115,9 +115,12 @@ def from_numpy(
             f"({shape.dtype}); convert it with .astype first"
         )
     if tuple(values.shape) != tuple(shape.dimensions):
-        raise Error(f"the array's shape {tuple(values.shape)} is not the shape's dimensions {shape.dimensions}")
+        raise Error(
+            f"the array's shape {tuple(values.shape)} is not the shape's dimensions "
+            f"{shape.dimensions}"
+        )
     values = np.ascontiguousarray(values)
-    return RelayoutPlan.from_logical(shape).run(values, threads=threads)  # type: ignore[no-any-return]
+    return RelayoutPlan.from_logical(shape).run(values, threads=threads)
 
 
 def split(
@@ -137,7 +140,7 @@ def split(
     {0: [0, 1], 1: [2, 3], 2: [4, 5], 3: [6, 7]}
     """
     buffers = ShardBuffers(shape, sharding, num_devices, padded_to_tile=padded_to_tile)
-    return buffers.split(data, threads=threads)  # type: ignore[no-any-return]
+    return buffers.split(data, threads=threads)
 
 
 def assemble(
@@ -158,4 +161,4 @@ def assemble(
     [0, 1, 2, 3]
     """
     buffers = ShardBuffers(shape, sharding, num_devices, padded_to_tile=padded_to_tile)
-    return buffers.assemble(shards, threads=threads)  # type: ignore[no-any-return]
+    return buffers.assemble(shards, threads=threads)

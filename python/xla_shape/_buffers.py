@@ -29,4 +29,5 @@ def as_bytes(data: Any) -> npt.NDArray[np.uint8]:
     try:
         return np.frombuffer(data, dtype=np.uint8)
     except (TypeError, ValueError, BufferError) as e:
-        raise Error(f"expected a bytes-like object or a numpy array, got {type(data).__name__}: {e}") from None
+        kind = type(data).__name__
+        raise Error(f"expected a bytes-like object or a numpy array, got {kind}: {e}") from None
