@@ -202,6 +202,36 @@ impl RelayoutPlan {
         }
     }
 
+    /// For benchmarks: the seconds each of ``rounds`` runs of the kernel takes from ``src`` into
+    /// ``out`` (the same buffers every round), timed in Rust with the GIL released, so that the
+    /// binding's own cost can be told from the kernel's.
+    #[pyo3(name = "_time_run", signature = (src, out, rounds, *, threads=None))]
+    pub fn time_run(
+        &self,
+        src: &Bound<'_, PyAny>,
+        out: &Bound<'_, PyArray1<u8>>,
+        rounds: usize,
+        threads: Option<usize>,
+    ) -> PyResult<Vec<f64>> {
+        let src = as_bytes(src)?;
+        let mut dst = out.try_readwrite().map_err(|e| binding_error("NotWritable", e.to_string()))?;
+        let src = src.as_slice().map_err(|e| binding_error("NotContiguous", e.to_string()))?;
+        let dst = dst.as_slice_mut().map_err(|e| binding_error("NotContiguous", e.to_string()))?;
+        let plan = &self.plan;
+        out.py()
+            .detach(|| {
+                on_threads(threads, || {
+                    (0..rounds)
+                        .map(|_| {
+                            let start = std::time::Instant::now();
+                            plan.run(src, dst).map(|()| start.elapsed().as_secs_f64())
+                        })
+                        .collect::<xla_shape::Result<Vec<f64>>>()
+                })
+            })?
+            .py()
+    }
+
     /// The plan in words: the boxes, their kernels, the loop order.
     pub fn explain(&self) -> String {
         self.plan.explain()
