@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PySlice};
+use pyo3::types::{PyDict, PySlice, PyTuple};
 use xla_shape::relayout::{self, StridedView};
 use xla_shape::sharding::{DeviceId, buffers};
 
@@ -73,6 +73,7 @@ pub(crate) fn on_threads<R: Send>(threads: Option<usize>, work: impl FnOnce() ->
 /// A relayout planned once — loop order, blocking and kernels fixed — and run on many buffers,
 /// as XLA's ``TransposePlan``.
 ///
+/// >>> import xla_shape as xs
 /// >>> plan = xs.RelayoutPlan("f32[2,3]{0,1}", "f32[2,3]{1,0}")
 /// >>> import numpy as np
 /// >>> plan.run(np.array([1, 4, 2, 5, 3, 6], np.float32)).view(np.float32)
@@ -134,6 +135,7 @@ impl RelayoutPlan {
     /// Plans reading a buffer in ``shape``'s layout (tiled, packed, padded) into numpy's
     /// row-major array of ``shape.dtype``; ``run`` then returns that array.
     ///
+    /// >>> import xla_shape as xs
     /// >>> plan = xs.RelayoutPlan.to_logical("s4[3]{0:E(4)}")
     /// >>> plan.run(bytes([0x21, 0x0f])).tolist()
     /// [1, 2, -1]
@@ -148,6 +150,7 @@ impl RelayoutPlan {
     /// Plans writing numpy's row-major array of ``shape.dtype`` as the bytes of ``shape``'s
     /// layout; ``run`` takes the array's bytes.
     ///
+    /// >>> import xla_shape as xs
     /// >>> plan = xs.RelayoutPlan.from_logical("s4[3]{0:E(4)}")
     /// >>> bytes(plan.run(bytes([1, 2, 0x0f])))
     /// b'!\x0f'
@@ -243,6 +246,7 @@ impl RelayoutPlan {
 /// ``addressable_shards`` hold them, or padded to the sharding's tile (``padded_to_tile``) as
 /// the partitioned program sees them.
 ///
+/// >>> import xla_shape as xs
 /// >>> sb = xs.ShardBuffers("f32[4,2]", "{devices=[2,1]<=[2]}")
 /// >>> sb.devices, sb.shard_shape(1)
 /// ((0, 1), xs.Shape('f32[2,2]{1,0}'))
@@ -287,8 +291,8 @@ impl ShardBuffers {
 
     /// The devices, ascending.
     #[getter]
-    pub fn devices(&self) -> Vec<u64> {
-        self.buffers.devices().map(|d| d.0).collect()
+    pub fn devices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.buffers.devices().map(|d| d.0))
     }
 
     /// The global buffer's length in bytes.

@@ -103,6 +103,7 @@ pub enum PathOrBytes {
 /// An HLO module as XLA dumps it: text (``--xla_dump_to``, ``as_text(dialect="hlo")``,
 /// ``compiled.as_text()``) or a serialized ``HloModuleProto`` / ``HloProto`` / ``HloSnapshot``.
 ///
+/// >>> import xla_shape as xs
 /// >>> m = xs.HloModule.load(b"HloModule m\nENTRY e {\n  ROOT c = f32[2]{0} constant({1.5, 2})\n}\n")
 /// >>> m.name, [s["shape"] for s in m.shapes()][-1]
 /// ('m', 'f32[2]{0}')

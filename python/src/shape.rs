@@ -109,6 +109,7 @@ impl Shape {
     /// Raises ``ParseError`` for text XLA's parser refuses, ``ValidationError`` for a shape XLA
     /// would not accept.
     ///
+    /// >>> import xla_shape as xs
     /// >>> str(xs.Shape.parse("s4[3,5]{0,1:E(4)}"))
     /// 's4[3,5]{0,1:E(4)}'
     #[staticmethod]
@@ -120,6 +121,7 @@ impl Shape {
     /// encodings are ``DecodeError``) and validates it (a shape without a layout is allowed, as
     /// in XLA).
     ///
+    /// >>> import xla_shape as xs
     /// >>> xs.Shape.from_proto(xs.Shape.parse("f32[2]").to_proto())
     /// xs.Shape('f32[2]{0}')
     #[staticmethod]
@@ -131,6 +133,7 @@ impl Shape {
     /// An array shape from an element type (XLA's name, or a numpy / ml_dtypes dtype), its
     /// dimensions and an optional layout (``Layout`` or text; default: row-major).
     ///
+    /// >>> import xla_shape as xs
     /// >>> import numpy as np
     /// >>> str(xs.Shape.array(np.float32, (2, 3), "{0,1}"))
     /// 'f32[2,3]{0,1}'
@@ -153,6 +156,7 @@ impl Shape {
 
     /// The same array with another layout (validated).
     ///
+    /// >>> import xla_shape as xs
     /// >>> str(xs.Shape.parse("f32[2,3]").with_layout("{0,1}"))
     /// 'f32[2,3]{0,1}'
     pub fn with_layout(&self, layout: LayoutLike) -> PyResult<Self> {
@@ -184,6 +188,7 @@ impl Shape {
     /// The numpy dtype of the logical values (ml_dtypes for bf16, the small floats and the
     /// sub-byte integers, which numpy holds one per byte).
     ///
+    /// >>> import xla_shape as xs
     /// >>> xs.Shape.parse("bf16[2]").dtype
     /// dtype(bfloat16)
     #[getter]
@@ -261,6 +266,7 @@ impl Shape {
     /// Where element ``index`` sits: its slot (the element's position in memory, padding slots
     /// counted).
     ///
+    /// >>> import xla_shape as xs
     /// >>> xs.Shape.parse("f32[2,3]{0,1}").slot((1, 0))
     /// 1
     pub fn slot(&self, index: Vec<i64>) -> PyResult<u64> {
@@ -275,6 +281,7 @@ impl Shape {
     /// The byte offset of element ``index`` in the buffer (sub-byte elements: the byte holding
     /// its first bit).
     ///
+    /// >>> import xla_shape as xs
     /// >>> xs.Shape.parse("f32[2,3]{0,1}").byte_offset((0, 1))
     /// 8
     pub fn byte_offset(&self, index: Vec<i64>) -> PyResult<u64> {
@@ -294,6 +301,7 @@ impl Shape {
 
 /// An XLA layout: minor-to-major order, tiles, element size in bits, memory space, tail padding.
 ///
+/// >>> import xla_shape as xs
 /// >>> l = xs.Layout.parse("{1,0:T(8,128)(2,1)}")
 /// >>> l.minor_to_major, l.tiles
 /// ((1, 0), ((8, 128), (2, 1)))
@@ -332,7 +340,8 @@ impl Layout {
 
     /// The layout JAX's ``Layout(major_to_minor, tiling)`` describes.
     ///
-    /// >>> str(xs.Layout.from_major_to_minor((0, 1), tiling=((8, 128),)))
+    /// >>> import xla_shape as xs
+    /// >>> str(xs.Layout.from_major_to_minor((1, 0), tiling=((8, 128),)))
     /// '{0,1:T(8,128)}'
     #[staticmethod]
     #[pyo3(signature = (major_to_minor, tiling=None))]

@@ -17,6 +17,7 @@ use crate::shape::{Shape, ShapeLike};
 ///
 /// ``str()`` is XLA's text and ``to_proto()`` XLA's ``OpSharding`` bytes.
 ///
+/// >>> import xla_shape as xs
 /// >>> s = xs.HloSharding.parse("{devices=[2,1,4]<=[8] last_tile_dim_replicate}")
 /// >>> s.devices_indices_map((4, 6))[5]
 /// (slice(2, 4, None), slice(None, None, None))
@@ -129,6 +130,7 @@ impl HloSharding {
 
     /// Decodes XLA's serialized ``OpSharding`` strictly and validates it.
     ///
+    /// >>> import xla_shape as xs
     /// >>> xs.HloSharding.from_proto(xs.HloSharding.parse("{maximal device=3}").to_proto())
     /// xs.HloSharding('{maximal device=3}')
     #[staticmethod]
@@ -150,6 +152,7 @@ impl HloSharding {
     /// partition spec (one entry per leading dimension: ``None``, an axis name, or a tuple of
     /// names) and the array's rank. The conversion is XLA's Shardy export.
     ///
+    /// >>> import xla_shape as xs
     /// >>> str(xs.HloSharding.from_named({"x": 2, "y": 4}, ("x", None), 2))
     /// '{devices=[2,1,4]<=[8] last_tile_dim_replicate}'
     #[staticmethod]
@@ -254,6 +257,7 @@ impl HloSharding {
     /// hold nothing are left out. ``num_devices`` is the program's device count (required for
     /// ``{replicated}``).
     ///
+    /// >>> import xla_shape as xs
     /// >>> xs.HloSharding.parse("{devices=[4]<=[4]}").devices_indices_map((5,))
     /// {0: (slice(0, 2, None),), 1: (slice(2, 4, None),), 2: (slice(4, 5, None),)}
     #[pyo3(signature = (shape, num_devices=None))]
@@ -277,6 +281,7 @@ impl HloSharding {
     /// The shape of one tile: each dimension divided by its tile count, rounded up (what the
     /// partitioned program sees on each device).
     ///
+    /// >>> import xla_shape as xs
     /// >>> xs.HloSharding.parse("{devices=[4,2]<=[8]}").tile_shape((10, 6))
     /// (3, 3)
     #[pyo3(signature = (shape, num_devices=None))]
@@ -292,6 +297,7 @@ impl HloSharding {
     /// The groups of devices holding the same slice (replicas), each sorted, ordered by their
     /// first device.
     ///
+    /// >>> import xla_shape as xs
     /// >>> xs.HloSharding.parse("{devices=[2,2]<=[4] last_tile_dim_replicate}").replica_groups((4,))
     /// [(0, 1), (2, 3)]
     #[pyo3(signature = (shape, num_devices=None))]
@@ -315,6 +321,7 @@ impl HloSharding {
 
     /// The devices holding element ``index`` of the array, in ascending order.
     ///
+    /// >>> import xla_shape as xs
     /// >>> xs.HloSharding.parse("{devices=[2,2]<=[4]}").devices_holding((5, 8), (4, 7))
     /// (3,)
     #[pyo3(signature = (shape, index, num_devices=None))]

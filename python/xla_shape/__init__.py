@@ -77,6 +77,8 @@ def relayout(
     the result is a new 1-D ``uint8`` array, cache-line aligned. The GIL is released while the
     kernels run on ``threads`` threads (default: one per core).
 
+    >>> import numpy as np
+    >>> import xla_shape as xs
     >>> a = np.arange(6, dtype=np.float32).reshape(2, 3)
     >>> out = xs.relayout(a, "f32[2,3]{1,0}", "f32[2,3]{0,1}")
     >>> out.view(np.float32).tolist()
@@ -90,6 +92,7 @@ def to_numpy(data: Any, shape: ShapeLike, *, threads: int | None = None) -> npt.
     padded): row-major, of ``shape.dtype`` (sub-byte types one element per byte, as ml_dtypes
     holds them).
 
+    >>> import xla_shape as xs
     >>> xs.to_numpy(bytes([0x21, 0xF3]), "s4[4]{0:E(4)}").tolist()
     [1, 2, 3, -1]
     """
@@ -103,6 +106,8 @@ def from_numpy(
     ``shape.dimensions``): a new 1-D ``uint8`` array, cache-line aligned. Non-contiguous arrays
     are copied once to C order first.
 
+    >>> import numpy as np
+    >>> import xla_shape as xs
     >>> import ml_dtypes
     >>> bytes(xs.from_numpy(np.array([1, 2, 3, -1], ml_dtypes.int4), "s4[4]{0:E(4)}"))
     b'!\\xf3'
@@ -135,6 +140,8 @@ def split(
     """Each device's buffer of a global buffer ``data`` in ``shape``'s layout, as JAX's
     ``addressable_shards`` hold them (or padded to the sharding's tile), keyed by device id.
 
+    >>> import numpy as np
+    >>> import xla_shape as xs
     >>> shards = xs.split(np.arange(8, dtype=np.int8), "s8[8]", "{devices=[4]<=[4]}")
     >>> {d: b.tolist() for d, b in shards.items()}
     {0: [0, 1], 1: [2, 3], 2: [4, 5], 3: [6, 7]}
@@ -156,6 +163,7 @@ def assemble(
     device ids to buffers, as :func:`split` gives them). A missing, extra or mis-sized buffer,
     or replicas that differ, raise an :class:`Error` naming the device.
 
+    >>> import xla_shape as xs
     >>> shards = {0: b"\\x00\\x01", 1: b"\\x02\\x03"}
     >>> xs.assemble(shards, "s8[4]", "{devices=[2]<=[2]}").tolist()
     [0, 1, 2, 3]

@@ -15,6 +15,7 @@ def as_bytes(data: Any) -> npt.NDArray[np.uint8]:
     ``mmap``) or a numpy array whose memory is contiguous (any dtype, ml_dtypes ones included) —
     as a 1-D ``uint8`` view of the same memory. Arrays are read in memory order.
 
+    >>> import numpy as np
     >>> as_bytes(np.array([1, 2], np.int16)).tolist()
     [1, 0, 2, 0]
     """

@@ -64,6 +64,8 @@ def dtype_of(element_type: str) -> np.dtype[Any]:
 def element_type_of(dtype: Any) -> str:
     """XLA's element type name of a numpy (or ml_dtypes) dtype.
 
+    >>> import numpy as np
+    >>> import ml_dtypes
     >>> element_type_of(np.float32), element_type_of(ml_dtypes.int4)
     ('f32', 's4')
     """
