@@ -1,7 +1,6 @@
 //! `Shape`, `Layout` and `ProgramShape`: the crate's validated owned values (`ShapeBuf`,
 //! `LayoutBuf`) behind Python classes. Every way in validates; nothing re-validates after.
 
-use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use pyo3::IntoPyObjectExt;
@@ -9,19 +8,13 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use xla_shape::draw::label::join;
 use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
-use xla_shape::{LayoutBuf, PhysicalMap, ShapeBuf, Slot, layout::TileDim, size, text};
+use xla_shape::util::{self, LayoutEqual};
+use xla_shape::{Dim, LayoutBuf, PhysicalMap, ShapeBuf, Slot, layout::TileDim, size, text};
 
 use crate::errors::{IntoPyResult, binding_error};
 
 /// The module of the pure-Python helpers (dtypes through ml_dtypes).
 const DTYPES: &str = "xla_shape._dtypes";
-
-/// A hash of a message's bytes (equal messages, equal bytes: the encoding is deterministic).
-fn hash_bytes(bytes: &[u8]) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    bytes.hash(&mut hasher);
-    hasher.finish()
-}
 
 /// An XLA shape: an array (element type, dimensions, layout), a tuple of shapes, a token.
 ///
@@ -35,14 +28,23 @@ fn hash_bytes(bytes: &[u8]) -> u64 {
 /// >>> str(xs.Shape.parse("f32[2,3]"))
 /// 'f32[2,3]{1,0}'
 #[pyclass(module = "xla_shape", frozen, eq, hash, str, from_py_object)]
-#[derive(Clone, PartialEq)]
+#[derive(Clone)]
 pub struct Shape {
     pub(crate) buf: ShapeBuf,
 }
 
+/// XLA's `Shape::Equal`: a proto without `is_dynamic_dimension` equals one with every entry
+/// `false`, as in XLA.
+impl PartialEq for Shape {
+    fn eq(&self, other: &Self) -> bool {
+        util::equal(self.buf.view(), other.buf.view())
+    }
+}
+
+/// Equal shapes have the same element type and dimensions, so the same text without layout.
 impl Hash for Shape {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        hash_bytes(&xla_shape::encode(self.buf.proto())).hash(state);
+        self.buf.view().to_string_without_layout().hash(state);
     }
 }
 
@@ -94,10 +96,10 @@ pub enum LayoutLike {
 }
 
 impl LayoutLike {
-    fn text(&self) -> String {
+    fn into_layout(self) -> PyResult<LayoutBuf> {
         match self {
-            Self::Layout(layout) => layout.get().buf.to_string(),
-            Self::Text(text) => text.clone(),
+            Self::Layout(layout) => Ok(layout.get().buf.clone()),
+            Self::Text(text) => text::parse_layout(&text).py(),
         }
     }
 }
@@ -118,15 +120,17 @@ impl Shape {
     }
 
     /// Decodes XLA's serialized ``ShapeProto`` strictly (unknown fields and non-canonical
-    /// encodings are ``DecodeError``) and validates it (a shape without a layout is allowed, as
-    /// in XLA).
+    /// encodings are ``DecodeError``), fills in what XLA's ``Shape(proto)`` fills in (every
+    /// ``is_dynamic_dimension``, a layout's tail padding alignment of 1), and validates it (a
+    /// shape without a layout is allowed, as in XLA). ``to_proto()`` then gives XLA's bytes.
     ///
     /// >>> import xla_shape as xs
     /// >>> xs.Shape.from_proto(xs.Shape.parse("f32[2]").to_proto())
     /// xs.Shape('f32[2]{0}')
     #[staticmethod]
     pub fn from_proto(data: &[u8]) -> PyResult<Self> {
-        let proto: ShapeProto = xla_shape::decode(data).py()?;
+        let mut proto: ShapeProto = xla_shape::decode(data).py()?;
+        xla_shape::codec::to_xla_form(&mut proto).py()?;
         Ok(Self { buf: ShapeBuf::try_from_proto_optional_layout(proto).py()? })
     }
 
@@ -144,9 +148,11 @@ impl Shape {
             Ok(name) => name,
             Err(_) => element_type.py().import(DTYPES)?.call_method1("element_type_of", (element_type,))?.extract()?,
         };
-        let dims = join(&dimensions);
-        let layout = layout.map(|l| l.text()).unwrap_or_default();
-        Self::parse(&format!("{name}[{dims}]{layout}"))
+        let shape = Self::parse(&format!("{name}[{}]", join(&dimensions)))?;
+        match layout {
+            Some(layout) => shape.with_layout(layout),
+            None => Ok(shape),
+        }
     }
 
     /// XLA's bytes of the shape (``ShapeProto``).
@@ -160,8 +166,10 @@ impl Shape {
     /// >>> str(xs.Shape.parse("f32[2,3]").with_layout("{0,1}"))
     /// 'f32[2,3]{0,1}'
     pub fn with_layout(&self, layout: LayoutLike) -> PyResult<Self> {
-        let array = self.array_view("with_layout")?;
-        Self::parse(&format!("{}{}", array.as_shape().to_string_without_layout(), layout.text()))
+        self.array_view("with_layout")?;
+        let mut proto = self.buf.proto().clone();
+        proto.layout = Some(Box::new(layout.into_layout()?.into_proto()));
+        Ok(Self { buf: ShapeBuf::try_from_proto(proto).py()? })
     }
 
     fn __repr__(&self) -> String {
@@ -205,7 +213,8 @@ impl Shape {
     /// Which dimensions are dynamic (``<=N``).
     #[getter]
     pub fn dynamic_dimensions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, &self.array_view("dynamic_dimensions")?.proto().is_dynamic_dimension)
+        let array = self.array_view("dynamic_dimensions")?;
+        PyTuple::new(py, (0..array.rank()).map(|d| array.is_dynamic_dimension(Dim(d))))
     }
 
     /// The number of dimensions.
@@ -306,14 +315,22 @@ impl Shape {
 /// >>> l.minor_to_major, l.tiles
 /// ((1, 0), ((8, 128), (2, 1)))
 #[pyclass(module = "xla_shape", frozen, eq, hash, str, from_py_object)]
-#[derive(Clone, PartialEq)]
+#[derive(Clone)]
 pub struct Layout {
     pub(crate) buf: LayoutBuf,
 }
 
+/// XLA's `Layout::Equal`.
+impl PartialEq for Layout {
+    fn eq(&self, other: &Self) -> bool {
+        LayoutEqual::new().equal(self.buf.view(), other.buf.view())
+    }
+}
+
+/// Equal layouts have the same `minor_to_major`.
 impl Hash for Layout {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        hash_bytes(&xla_shape::encode(self.buf.proto())).hash(state);
+        self.buf.view().minor_to_major().hash(state);
     }
 }
 
@@ -331,10 +348,12 @@ impl Layout {
         Ok(Self { buf: text::parse_layout(text).py()? })
     }
 
-    /// Decodes XLA's serialized ``LayoutProto`` strictly and validates it.
+    /// Decodes XLA's serialized ``LayoutProto`` strictly, fills in what XLA fills in, and
+    /// validates it.
     #[staticmethod]
     pub fn from_proto(data: &[u8]) -> PyResult<Self> {
-        let proto: LayoutProto = xla_shape::decode(data).py()?;
+        let mut proto: LayoutProto = xla_shape::decode(data).py()?;
+        xla_shape::codec::to_xla_form(&mut proto).py()?;
         Ok(Self { buf: LayoutBuf::try_from_proto(proto).py()? })
     }
 

@@ -80,6 +80,39 @@ fn slices<'py>(py: Python<'py>, placement: &Placement, shard: &sharding::Shard<'
     PyTuple::new(py, slices)
 }
 
+/// A device id as the proto's `int64`.
+fn signed(id: u64) -> PyResult<i64> {
+    i64::try_from(id).map_err(|_| binding_error("DeviceAssignment", format!("device id {id} does not fit in int64")))
+}
+
+/// `sharding`'s proto with each device position `p` replaced by `ids[p]` (iota tile assignments
+/// written out as device lists).
+fn with_device_ids(sharding: &sharding::HloSharding, ids: &[u64]) -> PyResult<OpSharding> {
+    let id = |DeviceId(position): DeviceId| {
+        usize::try_from(position).ok().and_then(|p| ids.get(p)).copied().ok_or_else(|| {
+            binding_error(
+                "DeviceAssignment",
+                format!("device position {position} is outside the sharding's {} devices", ids.len()),
+            )
+        })
+    };
+    let mut proto = sharding.to_proto();
+    match sharding.kind() {
+        ShardingKind::Tuple(elements) => {
+            proto.tuple_shardings = elements.iter().map(|e| with_device_ids(e, ids)).collect::<PyResult<_>>()?;
+        }
+        ShardingKind::Maximal(device) => proto.tile_assignment_devices = vec![signed(id(*device)?)?],
+        ShardingKind::Tiled(tiled) => {
+            proto.tile_assignment_devices =
+                tiled.tile_assignment().devices().map(|d| signed(id(d)?)).collect::<PyResult<_>>()?;
+            proto.iota_reshape_dims.clear();
+            proto.iota_transpose_perm.clear();
+        }
+        _ => {}
+    }
+    Ok(proto)
+}
+
 /// The Shardy text of a mesh axis name.
 fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\""))
@@ -140,11 +173,23 @@ impl HloSharding {
     }
 
     /// The sharding XLA makes of a JAX sharding for an array of ``ndim`` dimensions (any
-    /// ``jax.sharding.Sharding``: ``NamedSharding``, ``SingleDeviceSharding``, …).
+    /// ``jax.sharding.Sharding``: ``NamedSharding``, ``SingleDeviceSharding``, …), with JAX's
+    /// device ids: XLA's sharding numbers devices by their position in the sharding's device
+    /// assignment, which a mesh may order differently.
     #[staticmethod]
     pub fn from_jax(sharding: &Bound<'_, PyAny>, ndim: usize) -> PyResult<Self> {
         let hlo = sharding.call_method1("_to_xla_hlo_sharding", (ndim,))?;
-        Self::parse(&hlo.str()?.to_cow()?)
+        let by_position = Self::parse(&hlo.str()?.to_cow()?)?;
+        let ids: Vec<u64> = sharding
+            .getattr("_device_assignment")?
+            .try_iter()?
+            .map(|device| device?.getattr("id")?.extract())
+            .collect::<PyResult<_>>()?;
+        if ids.iter().enumerate().all(|(i, &d)| u64::try_from(i) == Ok(d)) {
+            return Ok(by_position);
+        }
+        let proto = with_device_ids(&by_position.inner, &ids)?;
+        Ok(Self { inner: sharding::HloSharding::from_proto(&proto).py()? })
     }
 
     /// The sharding of a ``NamedSharding``-style description, without JAX: a mesh (a
@@ -242,7 +287,7 @@ impl HloSharding {
     /// The tile assignment's dimensions (``None`` unless tiled).
     #[getter]
     pub fn tile_assignment_dimensions<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        self.inner.as_tiled().map(|tiled| PyTuple::new(py, tiled.tiles())).transpose()
+        self.inner.as_tiled().map(|tiled| PyTuple::new(py, tiled.tile_assignment().dimensions())).transpose()
     }
 
     /// Whether the last tile dimension replicates (``last_tile_dim_replicate``).

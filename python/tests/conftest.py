@@ -8,22 +8,27 @@ import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 os.environ["JAX_PLATFORMS"] = "cpu"
 
-import ctypes  # noqa: E402
-from typing import Any  # noqa: E402
+import ctypes
+from typing import Any
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from _pytest.doctest import DoctestItem  # noqa: E402
-from jax.sharding import Mesh  # noqa: E402
+import jax
+import numpy as np
+import pytest
+from _pytest.doctest import DoctestItem
+from hypothesis import settings
+from jax.sharding import Mesh
 
-import xla_shape as xs  # noqa: E402
+import xla_shape as xs
 
 # f64 and s64 values must reach the devices as they are (JAX narrows them otherwise).
 jax.config.update("jax_enable_x64", True)
 
 assert len(jax.devices()) == 8, f"expected 8 CPU devices, got {jax.devices()}"
 assert jax.default_backend() == "cpu"
+
+# Property tests: the same examples on every run (no example database written to disk).
+settings.register_profile("xla_shape", derandomize=True, database=None, deadline=None)
+settings.load_profile("xla_shape")
 
 DOCTEST_GLOBALS: dict[str, Any] = {"xs": xs, "np": np}
 
@@ -86,3 +91,9 @@ def device_bytes(arr: jax.Array) -> bytes:
     """The raw bytes of a single-device array's buffer (host memory on the CPU client)."""
     arr.block_until_ready()
     return ctypes.string_at(arr.unsafe_buffer_pointer(), storage_nbytes(arr))
+
+
+@pytest.fixture(name="device_bytes", scope="session")
+def device_bytes_fixture() -> Any:
+    """`device_bytes`, for the test modules (a fixture: no import of conftest needed)."""
+    return device_bytes

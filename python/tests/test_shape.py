@@ -77,7 +77,8 @@ def test_text_and_bytes_equal_xla(case: tuple[object, tuple[int, ...], tuple[int
     built = xs.Shape.array(ours.element_type, dims, layout_text)
     assert built == ours
     assert xs.Shape.array(ours.dtype, dims, ours.layout if dims else None) == ours
-    assert ours.is_array and not ours.is_tuple
+    assert ours.is_array
+    assert not ours.is_tuple
 
 
 @pytest.mark.parametrize("t", ENUM_TYPES, ids=[t.name for t in ENUM_TYPES])
@@ -142,7 +143,7 @@ LAYOUTS = [
 ]
 
 
-@pytest.mark.parametrize("m2m, tiles, bits", LAYOUTS)
+@pytest.mark.parametrize(("m2m", "tiles", "bits"), LAYOUTS)
 def test_layout_equals_xla(m2m: tuple[int, ...], tiles: list[tuple[int, ...]], bits: int) -> None:
     ref = xc.Layout(list(m2m), tiles, bits) if tiles or bits else xc.Layout(list(m2m))
     text = ref.to_string()
@@ -188,12 +189,31 @@ PRINTER_SHAPES = [
 
 @pytest.mark.parametrize("text", PRINTER_SHAPES)
 def test_text_and_bytes_equal_xla_printer(text: str) -> None:
-    module = xc.hlo.hlo_module_from_text(f"HloModule m\nENTRY e {{\n  ROOT p = {text} parameter(0)\n}}\n")
+    module = xc.hlo.hlo_module_from_text(
+        f"HloModule m\nENTRY e {{\n  ROOT p = {text} parameter(0)\n}}\n"
+    )
     [instruction] = module.computations()[0].instructions()
     printed = instruction.to_string().split(" = ", 1)[1].rsplit(" parameter(0)", 1)[0]
     ours = xs.Shape.parse(text)
     assert str(ours) == printed
     assert ours.to_proto() in module.as_serialized_hlo_module_proto()
+
+
+def test_array_from_dtype_objects() -> None:
+    """`Shape.array` takes XLA names, numpy dtypes and the scalar types themselves."""
+    for kind, name in [
+        (np.float32, "f32"),
+        (np.dtype(np.int8), "s8"),
+        (ml_dtypes.bfloat16, "bf16"),
+        (ml_dtypes.int4, "s4"),
+        (ml_dtypes.float8_e4m3fn, "f8e4m3fn"),
+        (np.bool_, "pred"),
+        (np.complex128, "c128"),
+    ]:
+        shape = xs.Shape.array(kind, (2, 3))
+        assert shape == xs.Shape.parse(f"{name}[2,3]")
+        assert shape.element_type == name
+        assert shape.dtype == np.dtype(kind)
 
 
 def test_layout_fields() -> None:
@@ -230,7 +250,7 @@ DEVICE_LAYOUTS = [
 ]
 
 
-@pytest.mark.parametrize("dtype, dims, m2m_major, tiling", DEVICE_LAYOUTS)
+@pytest.mark.parametrize(("dtype", "dims", "m2m_major", "tiling"), DEVICE_LAYOUTS)
 def test_layout_and_size_of_device_buffers(
     dtype: type, dims: tuple[int, ...], m2m_major: tuple[int, ...], tiling: tuple | None
 ) -> None:
@@ -292,7 +312,7 @@ def test_bad_text_is_a_parse_error(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "dims, m2m, path",
+    ("dims", "m2m", "path"),
     [
         ((2, 3), (0, 0), "layout.minor_to_major[1]"),
         ((2, 3), (0, 2), "layout.minor_to_major"),
@@ -362,17 +382,25 @@ def test_scalar_layout_can_be_given_back() -> None:
     assert xs.Shape.array(scalar.dtype, scalar.dimensions, scalar.layout) == scalar
 
 
+def test_dynamic_dimensions_of_a_proto_without_them() -> None:
+    """A ShapeProto without ``is_dynamic_dimension`` has static dimensions (XLA's
+    ``Shape(const ShapeProto&)`` reads a missing entry as static): one flag per dimension."""
+    f32 = int(xc.PrimitiveType.F32.value)
+    hand = xs.Shape.from_proto(shape_proto(f32, [2, 3], [0, 1]))
+    assert str(hand) == "f32[2,3]{0,1}"
+    assert hand.dynamic_dimensions == (False, False)
+
+
 def test_hand_written_proto_equals_xla_shape() -> None:
     """A ShapeProto without the fields XLA fills on decoding (is_dynamic_dimension, the layout's
-    tail_padding_alignment_in_elements = 1) is the same shape to XLA (``Shape(proto)`` fills
-    them; ``ShapeUtil::Equal`` holds; ``ToProto`` writes them)."""
+    tail_padding_alignment_in_elements = 1) is the same shape to XLA: ``Shape(proto)`` fills
+    them, ``ShapeUtil::Equal`` holds, ``ToProto`` writes them back."""
     f32 = int(xc.PrimitiveType.F32.value)
     hand = xs.Shape.from_proto(shape_proto(f32, [2, 3], [0, 1]))
     text = xs.Shape.parse("f32[2,3]{0,1}")
     assert str(hand) == str(text)
     assert hand.layout is not None
     assert hand.layout.tail_padding_alignment_in_elements == 1
-    assert len(hand.dynamic_dimensions) == hand.rank
     assert hand == text
     assert hand.to_proto() == text.to_proto()
 
@@ -397,7 +425,7 @@ def test_hand_written_protos() -> None:
 
 
 @pytest.mark.parametrize(
-    "data, kind",
+    ("data", "kind"),
     [
         (b"\xff", "Decode"),
         (b"\x10\x0b\x1a\x02\x02", "Decode"),
@@ -494,7 +522,7 @@ OFFSET_CASES = [
 ]
 
 
-@pytest.mark.parametrize("etype, dims, m2m", OFFSET_CASES)
+@pytest.mark.parametrize(("etype", "dims", "m2m"), OFFSET_CASES)
 def test_offsets_against_strides(etype: str, dims: tuple[int, ...], m2m: tuple[int, ...]) -> None:
     bits = {"s4": 4, "u2": 2}.get(etype)
     layout = "{" + ",".join(map(str, m2m)) + (f":E({bits})" if bits else "") + "}"

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from xla_shape._buffers import as_bytes
+from xla_shape._errors import error
 from xla_shape._xla_shape import (
     DecodeError,
     Error,
@@ -115,14 +116,16 @@ def from_numpy(
     shape = _shape(shape)
     values = np.asarray(array)
     if values.dtype != shape.dtype:
-        raise Error(
+        raise error(
+            "Dtype",
             f"the array's dtype {values.dtype} is not the shape's {shape.element_type} "
-            f"({shape.dtype}); convert it with .astype first"
+            f"({shape.dtype}); convert it with .astype first",
         )
     if tuple(values.shape) != tuple(shape.dimensions):
-        raise Error(
+        raise error(
+            "Dimensions",
             f"the array's shape {tuple(values.shape)} is not the shape's dimensions "
-            f"{shape.dimensions}"
+            f"{shape.dimensions}",
         )
     values = np.ascontiguousarray(values)
     return RelayoutPlan.from_logical(shape).run(values, threads=threads)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from xla_shape._xla_shape import Error
+from xla_shape._errors import error
 
 
 def as_bytes(data: Any) -> npt.NDArray[np.uint8]:
@@ -21,9 +21,10 @@ def as_bytes(data: Any) -> npt.NDArray[np.uint8]:
     """
     if isinstance(data, np.ndarray):
         if not (data.flags.c_contiguous or data.flags.f_contiguous):
-            raise Error(
+            raise error(
+                "NotContiguous",
                 "the array is not contiguous: its raw bytes are not one buffer "
-                "(np.ascontiguousarray makes a copy that is)"
+                "(np.ascontiguousarray makes a copy that is)",
             )
         flat = data.ravel(order="K")
         return flat.view(np.uint8) if flat.dtype != np.uint8 else flat
@@ -31,4 +32,6 @@ def as_bytes(data: Any) -> npt.NDArray[np.uint8]:
         return np.frombuffer(data, dtype=np.uint8)
     except (TypeError, ValueError, BufferError) as e:
         kind = type(data).__name__
-        raise Error(f"expected a bytes-like object or a numpy array, got {kind}: {e}") from None
+        raise error(
+            "NotABuffer", f"expected a bytes-like object or a numpy array, got {kind}: {e}"
+        ) from None

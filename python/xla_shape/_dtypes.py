@@ -8,7 +8,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from xla_shape._xla_shape import Error
+from xla_shape._errors import error
 
 #: XLA's element type name -> the numpy dtype of its logical values.
 DTYPES: dict[str, np.dtype[Any]] = {
@@ -58,7 +58,9 @@ def dtype_of(element_type: str) -> np.dtype[Any]:
     try:
         return DTYPES[element_type]
     except KeyError:
-        raise Error(f"element type {element_type} has no numpy dtype (not an array type)") from None
+        raise error(
+            "NoDtype", f"element type {element_type} has no numpy dtype (not an array type)"
+        ) from None
 
 
 def element_type_of(dtype: Any) -> str:
@@ -72,4 +74,4 @@ def element_type_of(dtype: Any) -> str:
     try:
         return _NAMES[np.dtype(dtype)]
     except (KeyError, TypeError):
-        raise Error(f"numpy dtype {dtype!r} has no XLA element type") from None
+        raise error("NoElementType", f"numpy dtype {dtype!r} has no XLA element type") from None
