@@ -113,12 +113,17 @@ pub enum PathOrBytes {
 pub struct HloModule {
     source: Source,
     form: Form,
-    listing: Py<PyDict>,
+    /// The `hlo --json` object as the CLI printed it: compact, parsed into Python objects only
+    /// when asked for (a module of 700 000 instructions lists as ~150 MB of JSON).
+    listing: Vec<u8>,
+    /// The module's name and computation count, from the listing.
+    name: String,
+    computations: u64,
     entry: Option<ProgramShapeProto>,
 }
 
-/// Runs the CLI's `hlo --json` on the source, in process.
-fn listing<'py>(py: Python<'py>, source: &Source, form: Form) -> PyResult<Bound<'py, PyDict>> {
+/// Runs the CLI's `hlo --json` on the source, in process: the JSON text.
+fn listing(py: Python<'_>, source: &Source, form: Form) -> PyResult<Vec<u8>> {
     let mut args: Vec<String> = ["xla-shape", "hlo", "--json"].map(str::to_owned).to_vec();
     args.extend(form.cli_args().map(str::to_owned));
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
@@ -145,8 +150,26 @@ fn listing<'py>(py: Python<'py>, source: &Source, form: Form) -> PyResult<Bound<
             validation_error("InvalidShape", message)
         });
     }
-    let json = py.import("json")?.call_method1("loads", (PyBytes::new(py, &stdout),))?;
-    Ok(json.cast_into::<PyDict>()?)
+    Ok(stdout)
+}
+
+/// The listing's JSON parsed into Python objects.
+fn parse_json<'py>(py: Python<'py>, json: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (PyBytes::new(py, json),))
+}
+
+/// The module's name and computation count: the listing's head, `{"module":NAME,"computations":N`
+/// before `,"shapes":` (the CLI writes it first; a JSON string cannot hold a bare quote).
+fn head(py: Python<'_>, json: &[u8]) -> PyResult<(String, u64)> {
+    const SHAPES: &[u8] = b",\"shapes\":";
+    let end = json
+        .windows(SHAPES.len())
+        .position(|w| w == SHAPES)
+        .ok_or_else(|| binding_error("Listing", "the listing has no shapes (the CLI's hlo --json changed its form)"))?;
+    let mut head = json.get(..end).unwrap_or_default().to_vec();
+    head.push(b'}');
+    let head = parse_json(py, &head)?;
+    Ok((head.get_item("module")?.extract()?, head.get_item("computations")?.extract()?))
 }
 
 /// The entry computation's program shape: the text's `entry_computation_layout` (or its entry
@@ -345,35 +368,35 @@ impl HloModule {
                 ));
             }
         };
-        let listing = listing(py, &source, form)?.unbind();
+        let listing = listing(py, &source, form)?;
+        let (name, computations) = head(py, &listing)?;
         let entry = entry_layout(&source, form)?;
-        Ok(Self { source, form, listing, entry })
+        Ok(Self { source, form, listing, name, computations, entry })
     }
 
     /// The module's name.
     #[getter]
-    pub fn name<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.listing.bind(py).as_any().get_item("module")
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// How many computations the module has.
     #[getter]
-    pub fn computation_count<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.listing.bind(py).as_any().get_item("computations")
+    pub fn computation_count(&self) -> u64 {
+        self.computations
     }
 
     /// Every shape of the module, as the CLI's ``hlo --json`` lists it: dicts with ``site``
     /// (``computation / instruction``), ``kind``, ``shape`` (XLA's text), ``valid`` and, where
     /// the instruction has one, ``sharding`` (XLA's text) and ``shardy`` (its Shardy sharding
-    /// converted).
+    /// converted). A new list on each call.
     pub fn shapes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let shapes = self.listing.bind(py).as_any().get_item("shapes")?;
-        Ok(py.import("copy")?.call_method1("deepcopy", (shapes,))?.cast_into::<PyList>()?)
+        Ok(parse_json(py, &self.listing)?.get_item("shapes")?.cast_into::<PyList>()?)
     }
 
     /// The whole ``hlo --json`` object (module, computations, shapes and the summary counts).
     pub fn listing<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        py.import("copy")?.call_method1("deepcopy", (self.listing.bind(py),))
+        parse_json(py, &self.listing)
     }
 
     /// The entry computation's parameters and result with their layouts
@@ -410,7 +433,7 @@ impl HloModule {
         Ok(literals(py, &self.source, self.form)?.into_iter().find(|(site, _)| site == "result").map(|(_, v)| v))
     }
 
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!("<xs.HloModule {} from {}>", self.name(py)?, self.source.name()))
+    fn __repr__(&self) -> String {
+        format!("<xs.HloModule {} from {}>", self.name, self.source.name())
     }
 }
