@@ -5,7 +5,9 @@
 Cases (issue 30): an f32 transpose of 64 MiB and of 1 GiB (row-major -> column-major), and a bf16
 row-major -> TPU ``T(8,128)(2,1)`` tile relayout of 64 MiB. For each, on an ordinary numpy
 array (its buffer where numpy's allocator puts it: 16 bytes past a cache line for large arrays),
-median seconds over ``--rounds`` rounds after one warm-up round of:
+median seconds over ``--rounds`` rounds after one warm-up round, with min and max, of:
+
+The contenders run in turn within each round (interleaved), so that all see the same machine.
 
 * ``kernel``: the Rust kernel on the same source and a preallocated, cache-line-aligned
   destination (as the package allocates its outputs), timed in Rust
@@ -26,6 +28,7 @@ it for nothing; the goal is the Python calls within 1.1x of it) and to numpy.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import platform
@@ -45,14 +48,24 @@ from jax.sharding import SingleDeviceSharding
 import xla_shape as xs
 
 
-def median_seconds(run: Callable[[], Any], rounds: int) -> tuple[float, float, float]:
-    run()  # warm-up: page faults of any buffer the call reuses, caches of the plan
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), min(times), max(times)
+def timed(run: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+def interleaved(
+    runs: dict[str, Callable[[], float]], rounds: int
+) -> dict[str, tuple[float, float, float]]:
+    """Each round runs every contender once, in turn, so that all see the same machine; the
+    first round is a warm-up (page faults of reused buffers, plans). Median, min, max."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for k in range(rounds + 1):
+        for name, run in runs.items():
+            t = run()
+            if k > 0:
+                times[name].append(t)
+    return {name: (statistics.median(t), min(t), max(t)) for name, t in times.items()}
 
 
 def tiles_numpy(x: np.ndarray) -> np.ndarray:
@@ -74,28 +87,23 @@ def case(
         "src_offset_in_line": x.ctypes.data % 64,
         "numpy_out_offset_in_line": numpy_out.ctypes.data % 64,
     }
-    plan._time_run(x, out, 1)  # warm-up
-    kernel = plan._time_run(x, out, rounds)
-    row["kernel"] = (statistics.median(kernel), min(kernel), max(kernel))
-    assert (out == expected).all()
-    plan._time_run(x, numpy_out, 1)
-    unaligned = plan._time_run(x, numpy_out, rounds)
-    row["kernel, numpy's out"] = (statistics.median(unaligned), min(unaligned), max(unaligned))
-    row["plan.run(out=)"] = median_seconds(lambda: plan.run(x, out=out), rounds)
-    row["xs.relayout"] = median_seconds(lambda: xs.relayout(x, src, dst), rounds)
     assert (numpy_fn(x).reshape(-1).view(np.uint8) == expected).all()
-    row["numpy"] = median_seconds(lambda: numpy_fn(x), rounds)
+    runs: dict[str, Callable[[], float]] = {
+        "kernel": lambda: plan._time_run(x, out, 1)[0],
+        "plan.run(out=)": lambda: timed(lambda: plan.run(x, out=out)),
+        "xs.relayout": lambda: timed(lambda: xs.relayout(x, src, dst)),
+        "numpy": lambda: timed(lambda: numpy_fn(x)),
+        "kernel, numpy's out": lambda: plan._time_run(x, numpy_out, 1)[0],
+    }
+    assert (out == expected).all()
     if jax_m2m is not None:
         fmt = Format(Layout(major_to_minor=jax_m2m), SingleDeviceSharding(jax.devices()[0]))
         put = jax.device_put(x, fmt).block_until_ready()
-        import ctypes
-
         raw = np.frombuffer(ctypes.string_at(put.unsafe_buffer_pointer(), x.nbytes), np.uint8)
         assert (raw == expected).all()
         del put
-        row["jax.device_put"] = median_seconds(
-            lambda: jax.device_put(x, fmt).block_until_ready(), rounds
-        )
+        runs["jax.device_put"] = lambda: timed(lambda: jax.device_put(x, fmt).block_until_ready())
+    row.update(interleaved(runs, rounds))
     return row
 
 
