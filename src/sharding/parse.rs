@@ -15,6 +15,9 @@ use super::canonical;
 use super::model::{HloSharding, ShardGroup, ShardGroupKind, ShardingKind, SubgroupType};
 use super::proto::{TilePaths, build_explicit, build_iota, subgroups};
 
+#[path = "parse_named.rs"]
+mod named;
+
 impl FromStr for HloSharding {
     type Err = Error;
 
@@ -162,6 +165,9 @@ impl<'a> Parser<'a> {
 
     /// The body of a single sharding after its `{`, up to and including its `}`.
     fn single(&mut self) -> Result<HloSharding> {
+        if matches!(self.token.kind, Kind::Ident("mesh" | "maximal_mesh")) {
+            return self.named();
+        }
         let loc = self.token.start;
         let mut s = Single::default();
         loop {

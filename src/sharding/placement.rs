@@ -135,6 +135,7 @@ impl Placement {
             ShardingKind::Unknown => Err(err(ShardingProblem::NoPlacement { kind: "unknown" })),
             ShardingKind::Unreduced => Err(err(ShardingProblem::NoPlacement { kind: "unreduced" })),
             ShardingKind::Tuple(_) => Err(err(ShardingProblem::NotAnArraySharding)),
+            ShardingKind::Named(named) => Self::new(&super::named_v2::v3_to_v2(named, Vec::new()), dims, num_devices),
             ShardingKind::Tiled(tiled) => {
                 let tile_assignment = &tiled.tile_assignment;
                 let count = tile_assignment.num_elements();

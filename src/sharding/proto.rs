@@ -39,7 +39,9 @@ impl HloSharding {
     /// lists devices) and everything it aborts on or leaves undefined (non-positive dimensions,
     /// a `iota_transpose_perm` that is not a permutation, negative or duplicate devices, unknown
     /// types); [`Error::TooDeep`] for tuples nested beyond [`crate::MAX_DEPTH`]. A set
-    /// `named_sharding` (Shardy's form) is [`ShardingProblem::NamedShardingUnsupported`].
+    /// `named_sharding` is a named sharding (every other field ignored, as XLA ignores them),
+    /// refused with [`ShardingProblem::Named`] where XLA refuses or aborts (`docs/sharding.md`
+    /// §9.2).
     ///
     /// ```
     /// use xla_shape::{proto::OpSharding, sharding::HloSharding};
@@ -63,6 +65,10 @@ impl HloSharding {
     /// ```
     pub fn to_proto(&self) -> OpSharding {
         let mut proto = OpSharding::default();
+        if let ShardingKind::Named(named) = &self.kind {
+            proto.named_sharding = Some(super::named_proto::named_to_proto(named, &self.metadata));
+            return proto;
+        }
         if let ShardingKind::Tuple(elements) = &self.kind {
             proto.r#type = ty::TUPLE;
             proto.tuple_shardings = elements.iter().map(Self::to_proto).collect();
@@ -70,7 +76,7 @@ impl HloSharding {
         }
         proto.metadata.clone_from(&self.metadata);
         proto.r#type = match &self.kind {
-            ShardingKind::Replicated | ShardingKind::Tuple(_) => ty::REPLICATED,
+            ShardingKind::Replicated | ShardingKind::Tuple(_) | ShardingKind::Named(_) => ty::REPLICATED,
             ShardingKind::Manual => ty::MANUAL,
             ShardingKind::Unknown => ty::UNKNOWN,
             ShardingKind::Unreduced => ty::UNREDUCED,
@@ -114,8 +120,8 @@ pub(crate) fn device_i64(device: DeviceId) -> i64 {
 
 fn from_proto_at(proto: &OpSharding, path: &FieldPath, depth: Depth) -> Result<HloSharding> {
     depth.check(|| path.clone())?;
-    if proto.named_sharding.is_some() {
-        return Err(err(path.clone().field("named_sharding"), ShardingProblem::NamedShardingUnsupported));
+    if let Some(named) = &proto.named_sharding {
+        return super::named_proto::named_from_proto(named, &path.clone().field("named_sharding"));
     }
     let metadata = proto.metadata.clone();
     let sharding = match proto.r#type {
