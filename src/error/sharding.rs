@@ -332,7 +332,7 @@ pub enum NamedShardingProblem {
         /// `size`.
         size: i64,
     },
-    /// `pre_size · size` does not divide the axis (XLA: "Sub-axis next_pre_size must divide the
+    /// `pre_size · size` does not divide the axis (XLA: "Sub-axis `next_pre_size` must divide the
     /// full axis size").
     SubAxisNotDividing {
         /// `pre_size · size`.

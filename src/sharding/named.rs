@@ -122,7 +122,7 @@ impl AxisRef {
         }
         let max_pre = a.max(b);
         let min_next = a_next.min(b_next);
-        min_next > 0 && max_pre % min_next == 0
+        max_pre.checked_rem(min_next) == Some(0)
     }
 
     /// XLA's `CompareAxisRefs` key: index, pre-size, size.
@@ -245,7 +245,7 @@ impl NamedSharding {
             if let Some(sub) = axis.sub {
                 let axis_size = self.mesh.axis_size(axis.index);
                 let next_pre_size = sub.pre_size.saturating_mul(sub.size);
-                if axis_size % next_pre_size != 0 {
+                if axis_size.checked_rem(next_pre_size) != Some(0) {
                     return fail(NamedShardingProblem::SubAxisNotDividing { next_pre_size, axis_size });
                 }
                 if sub.size >= axis_size {
@@ -256,7 +256,7 @@ impl NamedSharding {
                 return fail(NamedShardingProblem::AxesOverlap { axis: i64::try_from(axis.index).unwrap_or(i64::MAX) });
             }
             seen.push(axis);
-            if i > 0 && axes.get(i - 1).is_some_and(|&prev| prev.can_merge(axis)) {
+            if i.checked_sub(1).and_then(|p| axes.get(p)).is_some_and(|&prev| prev.can_merge(axis)) {
                 return fail(NamedShardingProblem::MergeableAxes { list });
             }
         }
@@ -295,7 +295,7 @@ pub(crate) enum MeshOrder<'a> {
 
 /// A mesh with axes from raw parts, checked in the order of XLA's `Mesh::FromProto` and
 /// `ValidateMesh`.
-pub(crate) fn mesh_of(names: Vec<String>, sizes: Vec<i64>, order: &MeshOrder<'_>, path: &FieldPath) -> Result<Mesh> {
+pub(crate) fn mesh_of(names: Vec<String>, sizes: &[i64], order: &MeshOrder<'_>, path: &FieldPath) -> Result<Mesh> {
     for (axis, &size) in sizes.iter().enumerate() {
         if size <= 0 {
             return Err(named_error(path.clone(), NamedShardingProblem::NonPositiveAxisSize { axis, size }));
@@ -309,7 +309,7 @@ pub(crate) fn mesh_of(names: Vec<String>, sizes: Vec<i64>, order: &MeshOrder<'_>
         ));
     }
     let devices = match *order {
-        MeshOrder::Iota => TileAssignment::Iota(Iota::canonical(sizes.clone(), vec![count_i64(count)], vec![0])),
+        MeshOrder::Iota => TileAssignment::Iota(Iota::canonical(sizes.to_vec(), vec![count_i64(count)], vec![0])),
         MeshOrder::Transform { reshape_dims, perm } => {
             let transform = path.clone().field("iota_transform");
             let paths = super::proto::TilePaths {
@@ -318,7 +318,7 @@ pub(crate) fn mesh_of(names: Vec<String>, sizes: Vec<i64>, order: &MeshOrder<'_>
                 reshape_dims: transform.clone().field("reshape_dims"),
                 perm: transform.field("transpose_perm"),
             };
-            super::proto::build_iota(&sizes, reshape_dims, perm, &paths)?
+            super::proto::build_iota(sizes, reshape_dims, perm, &paths)?
         }
         MeshOrder::List(ids) => {
             if ids.len() as u64 != count {
@@ -327,7 +327,7 @@ pub(crate) fn mesh_of(names: Vec<String>, sizes: Vec<i64>, order: &MeshOrder<'_>
                     NamedShardingProblem::DeviceIdCount { ids: ids.len(), mesh: count },
                 ));
             }
-            TileAssignment::Explicit { dims: sizes.clone(), devices: Vec::new() }
+            TileAssignment::Explicit { dims: sizes.to_vec(), devices: Vec::new() }
         }
     };
     for (i, name) in names.iter().enumerate() {

@@ -77,7 +77,7 @@ fn mesh_from_proto(proto: &MeshProto, path: &FieldPath) -> Result<Mesh> {
         };
     }
     let names = proto.axes.iter().map(|a| a.name.clone()).collect();
-    let sizes = proto.axes.iter().map(|a| a.size).collect();
+    let sizes: Vec<i64> = proto.axes.iter().map(|a| a.size).collect();
     let order = match &proto.iota_transform {
         Some(_) if !ids.is_empty() => {
             return Err(named_error(path.clone(), NamedShardingProblem::IotaTransformAndDeviceIds));
@@ -95,7 +95,7 @@ fn mesh_from_proto(proto: &MeshProto, path: &FieldPath) -> Result<Mesh> {
         _ if ids.is_empty() => MeshOrder::Iota,
         _ => MeshOrder::List(ids),
     };
-    mesh_of(names, sizes, &order, path)
+    mesh_of(names, &sizes, &order, path)
 }
 
 /// XLA's `NamedSharding::ToProto` (metadata inside it, field 6).

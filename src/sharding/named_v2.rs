@@ -55,10 +55,10 @@ pub(crate) fn v3_to_v2(named: &NamedSharding, metadata: Vec<OpMetadata>) -> HloS
     // then unreduced axes. An axis of size 1 has no piece (`ordered_pieces`) and so no place:
     // XLA counts it and writes past its permutation (undefined behaviour that happens to give
     // the answer skipping it gives).
-    let mut tile_dims: Vec<i64> = Vec::with_capacity(named.dims.len() + 3);
+    let mut tile_dims: Vec<i64> = Vec::with_capacity(named.dims.len().saturating_add(3));
     let mut placed: Vec<(AxisRef, usize)> = Vec::new();
     for dim in &named.dims {
-        tile_dims.push(dim.axes.iter().map(|a| a.size(mesh)).product());
+        tile_dims.push(size_of(&dim.axes, mesh));
         place(&dim.axes, mesh, &mut placed);
     }
     let mut types = Vec::with_capacity(3);
@@ -67,7 +67,7 @@ pub(crate) fn v3_to_v2(named: &NamedSharding, metadata: Vec<OpMetadata>) -> HloS
             continue;
         }
         types.push(ty);
-        tile_dims.push(axes.iter().map(|a| a.size(mesh)).product());
+        tile_dims.push(size_of(axes, mesh));
         place(axes, mesh, &mut placed);
     }
     let pieces = ordered_pieces(named);
@@ -78,13 +78,12 @@ pub(crate) fn v3_to_v2(named: &NamedSharding, metadata: Vec<OpMetadata>) -> HloS
     for (i, piece) in pieces.iter().enumerate() {
         let size = piece.size(mesh);
         reshape_dims.push(size);
-        let slot = match placed.iter().find(|(axis, _)| same_piece(*axis, *piece, mesh)) {
-            Some(&(_, position)) => position,
-            None => {
-                replicated_size = replicated_size.saturating_mul(size);
-                next_replicated += 1;
-                next_replicated - 1
-            }
+        let slot = if let Some(&(_, position)) = placed.iter().find(|(axis, _)| same_piece(*axis, *piece, mesh)) {
+            position
+        } else {
+            replicated_size = replicated_size.saturating_mul(size);
+            next_replicated = next_replicated.saturating_add(1);
+            next_replicated.saturating_sub(1)
         };
         if let Some(p) = perm.get_mut(slot) {
             *p = i;
@@ -103,6 +102,12 @@ pub(crate) fn v3_to_v2(named: &NamedSharding, metadata: Vec<OpMetadata>) -> HloS
         devices.reshape(reshape_dims).transpose(&perm).reshape(tile_dims)
     };
     if types.is_empty() { canonical::tile(tiles, metadata) } else { canonical::subgroup(tiles, &types, metadata) }
+}
+
+/// The product of the axes' sizes (bounded by the mesh's device count, which validation
+/// bounds).
+fn size_of(axes: &[AxisRef], mesh: &Mesh) -> i64 {
+    axes.iter().fold(1i64, |acc, a| acc.saturating_mul(a.size(mesh)))
 }
 
 fn place(axes: &[AxisRef], mesh: &Mesh, placed: &mut Vec<(AxisRef, usize)>) {
@@ -150,7 +155,10 @@ fn ordered_pieces(named: &NamedSharding) -> Vec<AxisRef> {
         }
         for pair in list.windows(2) {
             if let [pre_size, next] = *pair {
-                pieces.push(AxisRef { index, sub: Some(SubAxis { pre_size, size: next / pre_size.max(1) }) });
+                pieces.push(AxisRef {
+                    index,
+                    sub: Some(SubAxis { pre_size, size: next.checked_div(pre_size).unwrap_or(1) }),
+                });
             }
         }
     }

@@ -104,7 +104,11 @@ impl<'a> Parser<'a> {
             match self.token.kind {
                 Kind::Name(list @ ("replicated" | "unreduced" | "manual")) => {
                     self.bump();
-                    let k = usize::from(list != "replicated") + usize::from(list == "manual");
+                    let k = match list {
+                        "replicated" => 0,
+                        "unreduced" => 1,
+                        _ => 2,
+                    };
                     let (axes, _) = self.axes(false)?;
                     if let Some(slot) = p.lists.get_mut(k) {
                         *slot = axes;
@@ -120,7 +124,7 @@ impl<'a> Parser<'a> {
         if self.token.kind != Kind::RBrace {
             return Err(self.unexpected("`,` or `}` in a named sharding"));
         }
-        let sharding = self.build_named(p).map_err(|e| self.semantic_error(loc, &e))?;
+        let sharding = build_named(p).map_err(|e| self.semantic_error(loc, &e))?;
         self.bump();
         Ok(sharding)
     }
@@ -228,56 +232,56 @@ impl<'a> Parser<'a> {
         self.bump();
         Ok((axes, open))
     }
+}
 
-    /// Resolves names against the mesh and checks the whole as `from_proto` does.
-    fn build_named(&self, p: Parts) -> Result<HloSharding> {
-        let root = FieldPath::root();
-        let mesh = if let Some(device) = p.maximal {
-            let device = u64::try_from(device)
-                .map_err(|_| crate::error::Error::sharding(root.clone(), ShardingProblem::NegativeDevice { device }))?;
-            Mesh::Maximal(DeviceId(device))
-        } else if p.names.is_empty() {
-            if let Some(ids) = &p.ids {
-                return Err(named_error(root, NamedShardingProblem::DeviceIdCount { ids: ids.len(), mesh: 0 }));
-            }
-            Mesh::Empty
-        } else {
-            let order = match (&p.ids, &p.transform) {
-                (Some(ids), _) => MeshOrder::List(ids),
-                (None, Some((reshape, perm))) => MeshOrder::Transform { reshape_dims: reshape, perm },
-                (None, None) => MeshOrder::Iota,
-            };
-            mesh_of(p.names.clone(), p.sizes.clone(), &order, &root)?
-        };
-        let resolve = |axes: &[Written]| -> Result<Vec<AxisRef>> {
-            axes.iter()
-                .map(|(name, _, sub)| {
-                    let index = match p.names.iter().position(|n| n == name) {
-                        Some(i) => i64::try_from(i).unwrap_or(i64::MAX),
-                        None => name.parse::<i64>().map_err(|_| {
-                            named_error(root.clone(), NamedShardingProblem::UnknownAxisName { name: name.clone() })
-                        })?,
-                    };
-                    axis_ref(index, *sub, &root)
-                })
-                .collect()
-        };
-        let dims = p
-            .dims
-            .iter()
-            .map(|(axes, closed)| Ok(DimSharding { axes: resolve(axes)?, closed: *closed }))
-            .collect::<Result<Vec<_>>>()?;
-        let [replicated, unreduced, manual] = &p.lists;
-        let mut lists = [resolve(replicated)?, resolve(unreduced)?, resolve(manual)?];
-        if let Some(k) = p.all.filter(|_| p.names.is_empty()) {
-            let list = if k == 1 { AxisList::Unreduced } else { AxisList::Manual };
-            return Err(named_error(root, NamedShardingProblem::EmptyMeshKeyword { list }));
+/// Resolves names against the mesh and checks the whole as `from_proto` does.
+fn build_named(p: Parts) -> Result<HloSharding> {
+    let root = FieldPath::root();
+    let mesh = if let Some(device) = p.maximal {
+        let device = u64::try_from(device)
+            .map_err(|_| crate::error::Error::sharding(root.clone(), ShardingProblem::NegativeDevice { device }))?;
+        Mesh::Maximal(DeviceId(device))
+    } else if p.names.is_empty() {
+        if let Some(ids) = &p.ids {
+            return Err(named_error(root, NamedShardingProblem::DeviceIdCount { ids: ids.len(), mesh: 0 }));
         }
-        if let Some(slot) = p.all.and_then(|k| lists.get_mut(k)) {
-            *slot = (0..p.names.len()).map(|index| AxisRef { index, sub: None }).collect();
-        }
-        let [replicated, unreduced, manual] = lists;
-        let named = NamedSharding::new(mesh, dims, replicated, unreduced, manual, &|_: AxisList| root.clone())?;
-        Ok(HloSharding::of(ShardingKind::Named(named), p.metadata))
+        Mesh::Empty
+    } else {
+        let order = match (&p.ids, &p.transform) {
+            (Some(ids), _) => MeshOrder::List(ids),
+            (None, Some((reshape, perm))) => MeshOrder::Transform { reshape_dims: reshape, perm },
+            (None, None) => MeshOrder::Iota,
+        };
+        mesh_of(p.names.clone(), &p.sizes, &order, &root)?
+    };
+    let resolve = |axes: &[Written]| -> Result<Vec<AxisRef>> {
+        axes.iter()
+            .map(|(name, _, sub)| {
+                let index = match p.names.iter().position(|n| n == name) {
+                    Some(i) => i64::try_from(i).unwrap_or(i64::MAX),
+                    None => name.parse::<i64>().map_err(|_| {
+                        named_error(root.clone(), NamedShardingProblem::UnknownAxisName { name: name.clone() })
+                    })?,
+                };
+                axis_ref(index, *sub, &root)
+            })
+            .collect()
+    };
+    let dims = p
+        .dims
+        .iter()
+        .map(|(axes, closed)| Ok(DimSharding { axes: resolve(axes)?, closed: *closed }))
+        .collect::<Result<Vec<_>>>()?;
+    let [replicated, unreduced, manual] = &p.lists;
+    let mut lists = [resolve(replicated)?, resolve(unreduced)?, resolve(manual)?];
+    if let Some(k) = p.all.filter(|_| p.names.is_empty()) {
+        let list = if k == 1 { AxisList::Unreduced } else { AxisList::Manual };
+        return Err(named_error(root, NamedShardingProblem::EmptyMeshKeyword { list }));
     }
+    if let Some(slot) = p.all.and_then(|k| lists.get_mut(k)) {
+        *slot = (0..p.names.len()).map(|index| AxisRef { index, sub: None }).collect();
+    }
+    let [replicated, unreduced, manual] = lists;
+    let named = NamedSharding::new(mesh, dims, replicated, unreduced, manual, &|_: AxisList| root.clone())?;
+    Ok(HloSharding::of(ShardingKind::Named(named), p.metadata))
 }

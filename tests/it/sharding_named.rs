@@ -3,6 +3,7 @@
 //! written by `tools/fixtures/named_shardings.py`), XLA's parser test, and the V3 → V2 conversion
 //! held by a property test against an independent reference (device coordinates on the mesh).
 
+use std::fmt::Write;
 use std::fs;
 use std::path::Path;
 
@@ -206,18 +207,18 @@ fn parse_named_sharding_maximal() {
 #[test]
 fn xla_parser_test_texts() {
     for (input, printed) in [
-        (r#"{mesh['a'=2,'b'=4,'c'=3,'d'=8], [{'a'}, {'b':(2)2}]}"#, None),
-        (r#"{mesh['a'=2,'b'=4,'c'=3,'d'=8], [{'b':(2)2}, {'d':(4)2, 'c', ?}]}"#, None),
-        (r#"{mesh['a'=2,'b'=4,'c'=4,'d'=2], device_ids=([4,16]T(1,0)), [{'a'}]}"#, None),
-        (r#"{mesh['x'=2,'y'=2], device_ids=(0,2,1,3), [{'x'}]}"#, None),
+        (r"{mesh['a'=2,'b'=4,'c'=3,'d'=8], [{'a'}, {'b':(2)2}]}", None),
+        (r"{mesh['a'=2,'b'=4,'c'=3,'d'=8], [{'b':(2)2}, {'d':(4)2, 'c', ?}]}", None),
+        (r"{mesh['a'=2,'b'=4,'c'=4,'d'=2], device_ids=([4,16]T(1,0)), [{'a'}]}", None),
+        (r"{mesh['x'=2,'y'=2], device_ids=(0,2,1,3), [{'x'}]}", None),
         ("{mesh[], replicated}", None),
-        (r#"{mesh['a'=2,'b'=4], replicated}"#, None),
-        (r#"{mesh['a'=2,'b'=4], [{'a'}], replicated={'b'}}"#, None),
-        (r#"{mesh['a.b'=2,'<axis> def'=4,'z/w'=2], [{'a.b'}, {'<axis> def':(2)2, 'z/w'}]}"#, None),
-        (r#"{mesh['a'=2,'b'=4], unreduced}"#, None),
-        (r#"{mesh['a'=2,'b'=4,'c'=3,'d'=8], [{}, {'b'}], unreduced={'d':(4)2}}"#, None),
-        (r#"{mesh['a'=2,'b'=4], manual}"#, None),
-        (r#"{mesh['a'=2,'b'=4,'c'=3,'d'=8], [{'a'}], manual={'d':(4)2}}"#, None),
+        (r"{mesh['a'=2,'b'=4], replicated}", None),
+        (r"{mesh['a'=2,'b'=4], [{'a'}], replicated={'b'}}", None),
+        (r"{mesh['a.b'=2,'<axis> def'=4,'z/w'=2], [{'a.b'}, {'<axis> def':(2)2, 'z/w'}]}", None),
+        (r"{mesh['a'=2,'b'=4], unreduced}", None),
+        (r"{mesh['a'=2,'b'=4,'c'=3,'d'=8], [{}, {'b'}], unreduced={'d':(4)2}}", None),
+        (r"{mesh['a'=2,'b'=4], manual}", None),
+        (r"{mesh['a'=2,'b'=4,'c'=3,'d'=8], [{'a'}], manual={'d':(4)2}}", None),
         (
             r#"{mesh['a'=2,'b'=4,'c'=3,'d'=8], [{'a'}], replicated={'c'}, unreduced={'d':(4)2}, manual={'b':(2)2}, metadata={{op_name="foo"}, {op_name="bar"}}}"#,
             Some("{mesh['a'=2,'b'=4,'c'=3,'d'=8], [{'a'}], replicated={'c'}, unreduced={'d':(4)2}, manual={'b':(2)2}}"),
@@ -330,7 +331,7 @@ fn case_text(case: &Case) -> String {
     for (k, name) in ["replicated", "unreduced", "manual"].iter().enumerate() {
         let axes = list(case.rank + k);
         if !axes.is_empty() {
-            out += &format!(", {name}={{{}}}", axes.join(", "));
+            write!(out, ", {name}={{{}}}", axes.join(", ")).unwrap();
         }
     }
     out + "}"
