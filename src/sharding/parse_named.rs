@@ -149,22 +149,7 @@ impl<'a> Parser<'a> {
     fn device_ids(&mut self, p: &mut Parts) -> Result<()> {
         self.expect(Kind::LParen, "`(` to start device_ids")?;
         if self.token.kind == Kind::LSquare {
-            self.bump();
-            let reshape = self.int_list("an iota reshape dimension")?;
-            self.expect(Kind::RSquare, "`]` to end the iota reshape dims")?;
-            let perm = if reshape.len() > 1 {
-                if self.token.kind != Kind::Ident("T") {
-                    return Err(self.unexpected("`T(` to start the iota transpose perm"));
-                }
-                self.bump();
-                self.expect(Kind::LParen, "`(` after `T`")?;
-                let perm = self.int_list("an iota transpose dimension")?;
-                self.expect(Kind::RParen, "`)` to end the iota transpose perm")?;
-                perm
-            } else {
-                vec![0]
-            };
-            p.transform = Some((reshape, perm));
+            p.transform = Some(self.iota()?);
         } else {
             p.ids = Some(self.int_list("a device id")?);
         }
