@@ -7,6 +7,7 @@
 //! ([`Placement`]).
 //!
 //! One file per concept: `device` (the id type), `arith` (products and row-major digits),
+//! `build` (checked tile assignments from raw parts),
 //! `iota` and `tile_assignment` (the device array, lazily for an iota), `model` (the validated
 //! view), `canonical` (XLA's constructors and canonical forms), `proto` (⇄ `OpSharding`),
 //! `validate` (against a shape), `parse` and `print` (text), `placement` (device ranges);
@@ -29,6 +30,7 @@
 
 mod arith;
 pub mod buffers;
+mod build;
 mod canonical;
 mod device;
 mod iota;

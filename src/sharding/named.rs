@@ -312,13 +312,13 @@ pub(crate) fn mesh_of(names: Vec<String>, sizes: &[i64], order: &MeshOrder<'_>, 
         MeshOrder::Iota => TileAssignment::Iota(Iota::canonical(sizes.to_vec(), vec![count_i64(count)], vec![0])),
         MeshOrder::Transform { reshape_dims, perm } => {
             let transform = path.clone().field("iota_transform");
-            let paths = super::proto::TilePaths {
+            let paths = super::build::TilePaths {
                 dims: path.clone().field("axes"),
                 devices: path.clone().field("device_ids"),
                 reshape_dims: transform.clone().field("reshape_dims"),
                 perm: transform.field("transpose_perm"),
             };
-            super::proto::build_iota(sizes, reshape_dims, perm, &paths)?
+            super::build::build_iota(sizes, reshape_dims, perm, &paths)?
         }
         MeshOrder::List(ids) => {
             if ids.len() as u64 != count {

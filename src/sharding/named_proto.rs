@@ -8,10 +8,10 @@ use crate::proto::mesh_proto::{IotaTransform, MeshAxis};
 use crate::proto::named_sharding_proto::DimensionSharding;
 use crate::proto::{AxisRefProto, MeshProto, NamedShardingProto, OpMetadata};
 
+use super::build::device_i64;
 use super::device::DeviceId;
 use super::model::{HloSharding, ShardingKind};
 use super::named::{AxisRef, DimSharding, Mesh, MeshOrder, NamedSharding, axis_ref, mesh_of, named_error};
-use super::proto::device_i64;
 use super::tile_assignment::TileAssignment;
 
 /// XLA's `HloSharding::FromProto` of an `OpSharding` whose `named_sharding` is set: every other

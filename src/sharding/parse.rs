@@ -11,9 +11,10 @@ use crate::proto::OpMetadata;
 use crate::text::lexer::{Found, Kind, Lexer, Token};
 use crate::text::parse::parse_error;
 
+use super::build::{TilePaths, build_explicit, build_iota};
 use super::canonical;
 use super::model::{HloSharding, ShardGroup, ShardGroupKind, ShardingKind, SubgroupType};
-use super::proto::{TilePaths, build_explicit, build_iota, subgroups};
+use super::proto::subgroups;
 
 #[path = "parse_named.rs"]
 mod named;

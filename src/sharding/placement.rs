@@ -124,7 +124,7 @@ impl Placement {
                     Some(n) if device.0 < n => Devices::Range(n),
                     Some(n) => {
                         return Err(err(ShardingProblem::DeviceOutOfRange {
-                            device: super::proto::device_i64(*device),
+                            device: super::build::device_i64(*device),
                             num_devices: n,
                         }));
                     }
@@ -216,7 +216,7 @@ impl Placement {
         };
         if !known {
             return Err(err(ShardingProblem::DeviceOutOfRange {
-                device: super::proto::device_i64(device),
+                device: super::build::device_i64(device),
                 num_devices: self.num_devices(),
             }));
         }
@@ -289,7 +289,7 @@ fn tiled_devices(tile_assignment: &TileAssignment, num_devices: Option<u64>) -> 
             if let Some(n) = num_devices {
                 if let Some(&d) = devices.iter().find(|d| d.0 >= n) {
                     return Err(err(ShardingProblem::DeviceOutOfRange {
-                        device: super::proto::device_i64(d),
+                        device: super::build::device_i64(d),
                         num_devices: n,
                     }));
                 }

@@ -4,8 +4,8 @@
 use crate::error::{Error, FieldPath, Result, ShardingProblem};
 use crate::shape::{Shape, ShapeKind};
 
+use super::build::device_i64;
 use super::model::{HloSharding, ShardingKind};
-use super::proto::device_i64;
 use super::tile_assignment::TileAssignment;
 
 fn err(path: &FieldPath, problem: ShardingProblem) -> Error {
