@@ -186,11 +186,13 @@ impl NamedSharding {
         &self.manual
     }
 
-    /// Whether `axes` are every mesh axis, whole and in order (XLA's
-    /// `ContainsAllMeshAxesInOrder`).
-    pub(crate) fn all_axes_in_order(&self, axes: &[AxisRef]) -> bool {
-        axes.len() == self.mesh.axis_sizes().len()
-            && axes.iter().enumerate().all(|(i, a)| a.index == i && a.sub.is_none())
+    /// Whether `axes` is non-empty and its sizes multiply to the mesh's device count (jaxlib
+    /// 0.10.2's test for printing `unreduced` / `manual` alone).
+    pub(crate) fn covers_mesh(&self, axes: &[AxisRef]) -> bool {
+        let product = |sizes: &mut dyn Iterator<Item = i64>| sizes.fold(1i64, i64::saturating_mul);
+        !axes.is_empty()
+            && product(&mut axes.iter().map(|a| a.size(&self.mesh)))
+                == product(&mut self.mesh.axis_sizes().iter().copied())
     }
 
     /// Checks the parts in XLA's order (`VerifyNamedSharding`); `at` names where each list sits

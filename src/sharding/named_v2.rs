@@ -96,6 +96,11 @@ pub(crate) fn v3_to_v2(named: &NamedSharding, metadata: Vec<OpMetadata>) -> HloS
     if types.is_empty() && tile_dims.iter().all(|&d| d == 1) {
         return HloSharding::of(ShardingKind::Replicated, metadata);
     }
+    if reshape_dims.is_empty() {
+        // Every axis has size 1: XLA's iota canonicalizes to `<=[1]`.
+        reshape_dims.push(1);
+        perm.push(0);
+    }
     let tiles = if Mesh::simple_iota(devices) {
         TileAssignment::Iota(Iota::canonical(tile_dims, reshape_dims, perm))
     } else {

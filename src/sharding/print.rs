@@ -160,23 +160,26 @@ impl fmt::Display for Mesh {
 }
 
 impl fmt::Display for NamedSharding {
-    /// jaxlib 0.10.2's `NamedSharding::ToString()`: the mesh, then `replicated`, `unreduced` or
-    /// `manual` when that is all there is (no dimension list, and every axis, whole and in order,
-    /// for the last two), else the dimension list and the axis lists. Metadata is not printed.
+    /// jaxlib 0.10.2's `NamedSharding::ToString()`: the mesh, then, without a dimension list,
+    /// `replicated` when there is no axis list, `unreduced` (else `manual`) when that list's axes
+    /// hold every device (whatever the other lists say: jaxlib's rule, not upstream HEAD's
+    /// "every axis in order"); otherwise the dimension list and the axis lists. Metadata is not
+    /// printed.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{{{}", self.mesh)?;
         if matches!(self.mesh, Mesh::Maximal(_)) {
             return f.write_char('}');
         }
-        let bare = self.dims.is_empty() && self.replicated.is_empty();
-        if bare && self.unreduced.is_empty() && self.manual.is_empty() {
-            return f.write_str(", replicated}");
-        }
-        if bare && self.manual.is_empty() && self.all_axes_in_order(&self.unreduced) {
-            return f.write_str(", unreduced}");
-        }
-        if bare && self.unreduced.is_empty() && self.all_axes_in_order(&self.manual) {
-            return f.write_str(", manual}");
+        if self.dims.is_empty() {
+            if self.replicated.is_empty() && self.unreduced.is_empty() && self.manual.is_empty() {
+                return f.write_str(", replicated}");
+            }
+            if self.covers_mesh(&self.unreduced) {
+                return f.write_str(", unreduced}");
+            }
+            if self.covers_mesh(&self.manual) {
+                return f.write_str(", manual}");
+            }
         }
         f.write_str(", [")?;
         for (i, dim) in self.dims.iter().enumerate() {

@@ -73,13 +73,13 @@ fn check_abort(record: &Value, error: &Error, input: &str) {
     }
 }
 
-/// The tile shape (`HloSharding::tile`) of `dims` under `sharding`: its placement's, or where the
-/// ranks differ (a V2 form without data dimensions), XLA's `TileShape` loop over the data
-/// dimensions there are.
+/// The tile shape (`HloSharding::tile`) of `dims` under `sharding`: its placement's, or where
+/// there is none (a V2 form of one device, or without data dimensions), XLA's `TileShape` loop
+/// over the data dimensions there are.
 fn tile(sharding: &HloSharding, dims: &[i64]) -> Vec<i64> {
     let v2 = sharding.to_v2().unwrap();
     match v2.kind() {
-        ShardingKind::Tiled(tiled) if tiled.data_rank() == dims.len() => {
+        ShardingKind::Tiled(tiled) if tiled.data_rank() == dims.len() && tiled.tile_assignment().num_elements() > 1 => {
             Placement::new(sharding, dims, None).unwrap().tile_shape().to_vec()
         }
         ShardingKind::Tiled(tiled) => {
