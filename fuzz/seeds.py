@@ -170,6 +170,7 @@ def main():
     cli_seeds()
     literal_seeds()
     sharding_seeds()
+    named_sharding_seeds()
     hlo_text_seeds()
 
 
@@ -198,6 +199,20 @@ def sharding_seeds():
         write("sharding", bytes([0]) + record["input"].encode("utf-8"))
     for record in jsonl("shardings/proto.jsonl"):
         write("sharding", bytes([1]) + bytes.fromhex(record["input_hex"]))
+    for record in jsonl("shardings/named_text.jsonl"):
+        write("sharding", bytes([0]) + record["input"].encode("utf-8"))
+    for record in jsonl("shardings/named_proto.jsonl"):
+        write("sharding", bytes([1]) + bytes.fromhex(record["input_hex"]))
+
+
+def named_sharding_seeds():
+    """Target `named_sharding`: OpSharding bytes, every input of
+    tests/fixtures/shardings/named_proto.jsonl and the bytes XLA wrote for named_text.jsonl."""
+    for record in jsonl("shardings/named_proto.jsonl"):
+        write("named_sharding", bytes.fromhex(record["input_hex"]))
+    for record in jsonl("shardings/named_text.jsonl"):
+        if record.get("status") == "ok":
+            write("named_sharding", bytes.fromhex(record["proto_hex"]))
 
 
 if __name__ == "__main__":

@@ -57,6 +57,8 @@ pub enum MessageKind {
     Mesh,
     /// `xla.MeshProto.MeshAxis`.
     MeshAxis,
+    /// `xla.MeshProto.IotaTransform`.
+    IotaTransform,
     /// `xla.AxisRefProto`.
     AxisRef,
     /// `xla.AxisRefProto.SubAxis`.
@@ -80,6 +82,7 @@ impl MessageKind {
             Self::DimensionSharding => "NamedShardingProto.DimensionSharding",
             Self::Mesh => "MeshProto",
             Self::MeshAxis => "MeshProto.MeshAxis",
+            Self::IotaTransform => "MeshProto.IotaTransform",
             Self::AxisRef => "AxisRefProto",
             Self::SubAxis => "AxisRefProto.SubAxis",
         }
@@ -101,6 +104,7 @@ impl MessageKind {
             Self::DimensionSharding => (1, DIMENSION_SHARDING),
             Self::Mesh => (1, MESH),
             Self::MeshAxis => (1, MESH_AXIS),
+            Self::IotaTransform => (1, IOTA_TRANSFORM),
             Self::AxisRef => (1, AXIS_REF),
             Self::SubAxis => (1, SUB_AXIS),
         }
@@ -348,12 +352,19 @@ const NAMED_SHARDING: &[Field] = &[
     repeated("replicated_axes", Type::Message(MessageKind::AxisRef)),
     repeated("unreduced_axes", Type::Message(MessageKind::AxisRef)),
     repeated("metadata", Type::Message(MessageKind::OpMetadata)),
+    repeated("manual_axes", Type::Message(MessageKind::AxisRef)),
 ];
 
 const DIMENSION_SHARDING: &[Field] =
     &[repeated("axes", Type::Message(MessageKind::AxisRef)), singular("is_closed", BOOL)];
 
-const MESH: &[Field] = &[repeated("axes", Type::Message(MessageKind::MeshAxis)), repeated("device_ids", INT64)];
+const MESH: &[Field] = &[
+    repeated("axes", Type::Message(MessageKind::MeshAxis)),
+    repeated("device_ids", INT64),
+    singular("iota_transform", Type::Message(MessageKind::IotaTransform)),
+];
+
+const IOTA_TRANSFORM: &[Field] = &[repeated("reshape_dims", INT64), repeated("transpose_perm", INT64)];
 
 const MESH_AXIS: &[Field] = &[singular("name", STRING), singular("size", INT64)];
 
@@ -1085,6 +1096,7 @@ mod tests {
             MessageKind::DimensionSharding,
             MessageKind::Mesh,
             MessageKind::MeshAxis,
+            MessageKind::IotaTransform,
             MessageKind::AxisRef,
             MessageKind::SubAxis,
         ];

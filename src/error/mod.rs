@@ -30,7 +30,7 @@ pub use path::FieldPath;
 pub use problem::{ArgumentProblem, CopyMismatch, Extreme, LayoutProblem, StructureProblem};
 pub use relayout::{RelayoutProblem, RelayoutSide};
 pub use shard_buffer::ShardBufferProblem;
-pub use sharding::{ShardingError, ShardingProblem};
+pub use sharding::{AxisList, NamedShardingProblem, ShardingError, ShardingProblem};
 pub use wire::{NonCanonicalKind, WireType};
 
 /// Bytes that are not a valid protobuf encoding ([`Error::Decode`]).

@@ -130,8 +130,9 @@ pub enum ShardingProblem {
     },
     /// A tuple sharding holds a tuple: `tuple_shardings` are the leaves of the tuple shape.
     NestedTuple,
-    /// `named_sharding` is set: Shardy's form is kept losslessly but not interpreted.
-    NamedShardingUnsupported,
+    /// A named ("V3") sharding XLA's `NamedSharding`, `Mesh` or `AxisRef` refuses or aborts on
+    /// (`docs/sharding.md` §9.2).
+    Named(NamedShardingProblem),
     /// A device count of zero was given for a replicated or maximal sharding.
     NoDevices,
     /// The operation needs an array sharding, but the sharding is a tuple.
@@ -213,9 +214,7 @@ impl fmt::Display for ShardingProblem {
             Self::NestedTuple => f.write_str(
                 "a tuple sharding's elements are the leaves of the tuple shape, never tuples (nested tuple sharding)",
             ),
-            Self::NamedShardingUnsupported => {
-                f.write_str("named_sharding (Shardy form) is kept but not interpreted by this crate")
-            }
+            Self::Named(problem) => problem.fmt(f),
             Self::NoDevices => f.write_str("a device count of 0 was given"),
             Self::NotAnArraySharding => f.write_str("a tuple sharding has no single placement"),
             Self::NoPlacement { kind } => write!(f, "a {kind} sharding does not say where data lives"),
@@ -234,4 +233,198 @@ pub struct ShardingError {
     pub path: FieldPath,
     /// What is wrong.
     pub problem: ShardingProblem,
+}
+
+/// Where a list of mesh axes sits in a named sharding (for the messages that name it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AxisList {
+    /// A dimension's axes (`[{'x', 'y'}]`).
+    Dimension,
+    /// `replicated={…}`.
+    Replicated,
+    /// `unreduced={…}`.
+    Unreduced,
+    /// `manual={…}`.
+    Manual,
+}
+
+impl AxisList {
+    /// XLA's word for the list in its messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Dimension => "dimension sharding",
+            Self::Replicated => "Replicated",
+            Self::Unreduced => "Unreduced",
+            Self::Manual => "Manual",
+        }
+    }
+}
+
+/// Why a named ("V3") sharding is refused: each of XLA's checks in `Mesh::FromProto`,
+/// `Mesh::ValidateMesh`, `AxisRef` and `VerifyNamedSharding` (jaxlib 0.10.2 aborts the process on
+/// every one of them), with XLA's phrase, plus the crate's stricter rules (`docs/sharding.md`
+/// §9.2).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NamedShardingProblem {
+    /// A mesh without axes lists more than one device (XLA: "Maximal mesh must have exactly 1
+    /// device id").
+    MaximalMeshDeviceCount {
+        /// Device ids listed.
+        count: usize,
+    },
+    /// A maximal mesh (one device, no axes) with dimension shardings or axes: XLA keeps empty
+    /// dimensions and aborts on any axis (no axis exists); the crate refuses both.
+    MaximalMeshWithDimensions,
+    /// A mesh axis of size zero or less (XLA: "Mesh axis size must be positive").
+    NonPositiveAxisSize {
+        /// The axis number.
+        axis: usize,
+        /// Its size.
+        size: i64,
+    },
+    /// Two mesh axes have one name (XLA: "Mesh has duplicate axis names").
+    DuplicateAxisName {
+        /// The name.
+        name: String,
+    },
+    /// `device_ids` and `iota_transform` are both given (XLA: "Mesh must not have an iota
+    /// transform and a device ID list").
+    IotaTransformAndDeviceIds,
+    /// The device list's length differs from the mesh's size (XLA: "Number of device ids must
+    /// match the product of mesh axis sizes").
+    DeviceIdCount {
+        /// Device ids listed.
+        ids: usize,
+        /// The product of the axis sizes.
+        mesh: u64,
+    },
+    /// A listed device id is negative (XLA: "Mesh device ids must be non-negative").
+    NegativeDeviceId {
+        /// The id.
+        device: i64,
+    },
+    /// The listed device ids are `0, 1, 2, …` in order: XLA wants an iota written as one
+    /// (XLA: "Non-iota device assignment has iota device id list").
+    IotaDeviceList,
+    /// The listed device ids are not a permutation of `0..N` (XLA: "Device ids must be a
+    /// permutation of [0,1,2,3...]").
+    NotAPermutationOfIota,
+    /// An axis reference names a mesh axis that does not exist (XLA: "Axis index must be less
+    /// than number of axes").
+    AxisIndexOutOfRange {
+        /// The index.
+        index: i64,
+        /// The mesh's axis count.
+        axes: usize,
+    },
+    /// A text axis name is neither a mesh axis nor an axis number (XLA's parser: "is not a valid
+    /// axis name or index in mesh").
+    UnknownAxisName {
+        /// The name as written.
+        name: String,
+    },
+    /// A sub-axis whose `pre_size` is below 1 or whose size is below 2 (XLA: "sub-axis pre-size
+    /// must be >= 1", "sub-axis size must be > 1").
+    SubAxisBounds {
+        /// `pre_size`.
+        pre_size: i64,
+        /// `size`.
+        size: i64,
+    },
+    /// `pre_size · size` does not divide the axis (XLA: "Sub-axis `next_pre_size` must divide the
+    /// full axis size").
+    SubAxisNotDividing {
+        /// `pre_size · size`.
+        next_pre_size: i64,
+        /// The axis size.
+        axis_size: i64,
+    },
+    /// A sub-axis as large as its axis (XLA: "Sub-axis size must be strictly less than the full
+    /// axis size").
+    SubAxisTooLarge {
+        /// The sub-axis size.
+        size: i64,
+        /// The axis size.
+        axis_size: i64,
+    },
+    /// An axis used twice, or two sub-axes that overlap or cannot both exist (XLA: "Axes cannot
+    /// coexist or axes overlap").
+    AxesOverlap {
+        /// The mesh axis.
+        axis: i64,
+    },
+    /// Two neighbouring sub-axes that make one (`'y':(1)2, 'y':(2)2`; XLA: "Adjacent axes in
+    /// dimension sharding can be merged").
+    MergeableAxes {
+        /// The list they are in.
+        list: AxisList,
+    },
+    /// `replicated`, `unreduced` or `manual` axes out of order (XLA: "axes must be sorted by mesh
+    /// axis index and sub-axis pre-size").
+    UnsortedAxes {
+        /// The list.
+        list: AxisList,
+    },
+    /// The text's `manual` or `unreduced` on a mesh without axes (XLA: "Manual sharding requires
+    /// non-empty mesh").
+    EmptyMeshKeyword {
+        /// `Manual` or `Unreduced`.
+        list: AxisList,
+    },
+    /// `NamedShardingProto` field 1, reserved by jaxlib 0.10.2 (which ignores it): tuples are
+    /// `OpSharding` tuples whose leaves carry `named_sharding`.
+    ReservedTupleField,
+}
+
+impl fmt::Display for NamedShardingProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MaximalMeshDeviceCount { count } => {
+                write!(f, "maximal mesh must have exactly 1 device id, but has {count}")
+            }
+            Self::MaximalMeshWithDimensions => f.write_str("a maximal mesh has no axes to shard dimensions over"),
+            Self::NonPositiveAxisSize { axis, size } => {
+                write!(f, "mesh axis size must be positive: axis {axis} has size {size}")
+            }
+            Self::DuplicateAxisName { name } => write!(f, "mesh has duplicate axis names: {name:?}"),
+            Self::IotaTransformAndDeviceIds => f.write_str("mesh must not have an iota transform and a device id list"),
+            Self::DeviceIdCount { ids, mesh } => write!(
+                f,
+                "number of device ids must match the product of mesh axis sizes: {ids} ids, mesh of {mesh} devices"
+            ),
+            Self::NegativeDeviceId { device } => write!(f, "mesh device ids must be non-negative: device id {device}"),
+            Self::IotaDeviceList => f.write_str("non-iota device assignment has iota device id list [0,1,2,3...]"),
+            Self::NotAPermutationOfIota => f.write_str("device ids must be a permutation of [0,1,2,3...]"),
+            Self::AxisIndexOutOfRange { index, axes } => write!(
+                f,
+                "axis index must be less than number of axes (and non-negative): axis index {index}, number of axes \
+                 {axes}"
+            ),
+            Self::UnknownAxisName { name } => write!(f, "axis {name:?} is not a valid axis name or index in mesh"),
+            Self::SubAxisBounds { pre_size, size } => write!(
+                f,
+                "sub-axis pre-size must be >= 1 and sub-axis size must be > 1: pre-size {pre_size}, size {size}"
+            ),
+            Self::SubAxisNotDividing { next_pre_size, axis_size } => write!(
+                f,
+                "sub-axis next_pre_size must divide the full axis size: next pre-size {next_pre_size}, axis size \
+                 {axis_size}"
+            ),
+            Self::SubAxisTooLarge { size, axis_size } => write!(
+                f,
+                "sub-axis size must be strictly less than the full axis size: sub-axis size {size}, axis size \
+                 {axis_size}"
+            ),
+            Self::AxesOverlap { axis } => write!(f, "axes cannot coexist or axes overlap (mesh axis {axis})"),
+            Self::MergeableAxes { list } => write!(f, "adjacent axes in {} can be merged", list.name()),
+            Self::UnsortedAxes { list } => {
+                write!(f, "{} axes must be sorted by mesh axis index and sub-axis pre-size", list.name())
+            }
+            Self::EmptyMeshKeyword { list } => write!(f, "{} sharding requires non-empty mesh", list.name()),
+            Self::ReservedTupleField => f.write_str(
+                "named_sharding field 1 (tuple_shardings) is reserved: a tuple is an OpSharding tuple of named leaves",
+            ),
+        }
+    }
 }

@@ -7,9 +7,12 @@
 //! ([`Placement`]).
 //!
 //! One file per concept: `device` (the id type), `arith` (products and row-major digits),
+//! `build` (checked tile assignments from raw parts),
 //! `iota` and `tile_assignment` (the device array, lazily for an iota), `model` (the validated
 //! view), `canonical` (XLA's constructors and canonical forms), `proto` (⇄ `OpSharding`),
 //! `validate` (against a shape), `parse` and `print` (text), `placement` (device ranges);
+//! `named` (XLA's named "V3" sharding: mesh, axes, checks), `named_v2` (its tile-assignment
+//! form, `v3_to_v2_sharding`), `parse_named` (its text);
 //! `buffers` splits a global buffer into per-device shard buffers and assembles them back;
 //! `shardy` converts Shardy's mesh and tensor-sharding attributes to the `HloSharding` XLA exports.
 //!
@@ -27,10 +30,14 @@
 
 mod arith;
 pub mod buffers;
+mod build;
 mod canonical;
 mod device;
 mod iota;
 mod model;
+mod named;
+mod named_proto;
+mod named_v2;
 mod parse;
 mod placement;
 mod print;
@@ -47,6 +54,7 @@ pub use device::DeviceId;
 pub const MAX_SHARDING_DEVICES: u64 = 1 << 20;
 pub use iota::Iota;
 pub use model::{HloSharding, ShardGroup, ShardGroupKind, ShardingKind, SubgroupType, TiledSharding};
+pub use named::{AxisRef, DimSharding, Mesh, NamedSharding, SubAxis};
 pub use parse::{canonical_text, parse};
 pub use placement::{Holders, Placement, Shard, Shards};
 pub use tile_assignment::TileAssignment;

@@ -5,6 +5,7 @@
 use crate::proto::OpMetadata;
 
 use super::device::DeviceId;
+use super::named::NamedSharding;
 use super::tile_assignment::TileAssignment;
 
 /// The type of one trailing subgroup dimension of a tiled sharding (`last_tile_dims`).
@@ -134,6 +135,7 @@ impl TiledSharding {
 
 /// What a sharding is.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant, reason = "built once per sharding; boxing would cost every reader")]
 pub enum ShardingKind {
     /// Every device holds the whole array (`{replicated}`).
     Replicated,
@@ -149,6 +151,10 @@ pub enum ShardingKind {
     Tiled(TiledSharding),
     /// The leaf shardings of a tuple shape, in pre-order (`{{replicated}, {maximal device=0}}`).
     Tuple(Vec<HloSharding>),
+    /// A named ("V3") sharding over a mesh (`{mesh['x'=2,'y'=4], [{'x'}, {}]}`,
+    /// `{maximal_mesh[device_id=5]}`; `docs/sharding.md` §9). [`HloSharding::to_v2`] is its
+    /// tile-assignment form.
+    Named(NamedSharding),
 }
 
 /// XLA's `HloSharding`: a validated sharding with its metadata and shard group.

@@ -11,9 +11,13 @@ use crate::proto::OpMetadata;
 use crate::text::lexer::{Found, Kind, Lexer, Token};
 use crate::text::parse::parse_error;
 
+use super::build::{TilePaths, build_explicit, build_iota};
 use super::canonical;
 use super::model::{HloSharding, ShardGroup, ShardGroupKind, ShardingKind, SubgroupType};
-use super::proto::{TilePaths, build_explicit, build_iota, subgroups};
+use super::proto::subgroups;
+
+#[path = "parse_named.rs"]
+mod named;
 
 impl FromStr for HloSharding {
     type Err = Error;
@@ -162,6 +166,9 @@ impl<'a> Parser<'a> {
 
     /// The body of a single sharding after its `{`, up to and including its `}`.
     fn single(&mut self) -> Result<HloSharding> {
+        if matches!(self.token.kind, Kind::Ident("mesh" | "maximal_mesh")) {
+            return self.named();
+        }
         let loc = self.token.start;
         let mut s = Single::default();
         loop {
@@ -222,26 +229,32 @@ impl<'a> Parser<'a> {
         self.expect(Kind::RSquare, "`]` to end the sharding devices shape")?;
         if self.token.kind == Kind::Leq {
             self.bump();
-            self.expect(Kind::LSquare, "`[` to start the iota reshape dims")?;
-            let reshape = self.int_list("an iota reshape dimension")?;
-            self.expect(Kind::RSquare, "`]` to end the iota reshape dims")?;
-            if reshape.len() == 1 {
-                s.perm.push(0);
-            } else {
-                if self.token.kind != Kind::Ident("T") {
-                    return Err(self.unexpected("`T(` to start the iota transpose perm"));
-                }
-                self.bump();
-                self.expect(Kind::LParen, "`(` after `T`")?;
-                let perm = self.int_list("an iota transpose dimension")?;
-                self.expect(Kind::RParen, "`)` to end the iota transpose perm")?;
-                s.perm.extend(perm);
-            }
+            let (reshape, perm) = self.iota()?;
+            s.perm.extend(perm);
             s.reshape_dims.extend(reshape);
         } else {
             s.devices.extend(self.int_list("a device id")?);
         }
         Ok(())
+    }
+
+    /// `'[' reshape ']' ('T(' perm ')')?`, the `T` exactly when there is more than one reshape
+    /// dimension (a single one has perm `[0]`).
+    fn iota(&mut self) -> Result<(Vec<i64>, Vec<i64>)> {
+        self.expect(Kind::LSquare, "`[` to start the iota reshape dims")?;
+        let reshape = self.int_list("an iota reshape dimension")?;
+        self.expect(Kind::RSquare, "`]` to end the iota reshape dims")?;
+        if reshape.len() == 1 {
+            return Ok((reshape, vec![0]));
+        }
+        if self.token.kind != Kind::Ident("T") {
+            return Err(self.unexpected("`T(` to start the iota transpose perm"));
+        }
+        self.bump();
+        self.expect(Kind::LParen, "`(` after `T`")?;
+        let perm = self.int_list("an iota transpose dimension")?;
+        self.expect(Kind::RParen, "`)` to end the iota transpose perm")?;
+        Ok((reshape, perm))
     }
 
     /// `int (',' int)*`.

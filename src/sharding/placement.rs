@@ -124,7 +124,7 @@ impl Placement {
                     Some(n) if device.0 < n => Devices::Range(n),
                     Some(n) => {
                         return Err(err(ShardingProblem::DeviceOutOfRange {
-                            device: super::proto::device_i64(*device),
+                            device: super::build::device_i64(*device),
                             num_devices: n,
                         }));
                     }
@@ -135,6 +135,7 @@ impl Placement {
             ShardingKind::Unknown => Err(err(ShardingProblem::NoPlacement { kind: "unknown" })),
             ShardingKind::Unreduced => Err(err(ShardingProblem::NoPlacement { kind: "unreduced" })),
             ShardingKind::Tuple(_) => Err(err(ShardingProblem::NotAnArraySharding)),
+            ShardingKind::Named(named) => Self::new(&super::named_v2::v3_to_v2(named, Vec::new()), dims, num_devices),
             ShardingKind::Tiled(tiled) => {
                 let tile_assignment = &tiled.tile_assignment;
                 let count = tile_assignment.num_elements();
@@ -215,7 +216,7 @@ impl Placement {
         };
         if !known {
             return Err(err(ShardingProblem::DeviceOutOfRange {
-                device: super::proto::device_i64(device),
+                device: super::build::device_i64(device),
                 num_devices: self.num_devices(),
             }));
         }
@@ -288,7 +289,7 @@ fn tiled_devices(tile_assignment: &TileAssignment, num_devices: Option<u64>) -> 
             if let Some(n) = num_devices {
                 if let Some(&d) = devices.iter().find(|d| d.0 >= n) {
                     return Err(err(ShardingProblem::DeviceOutOfRange {
-                        device: super::proto::device_i64(d),
+                        device: super::build::device_i64(d),
                         num_devices: n,
                     }));
                 }

@@ -4,8 +4,8 @@
 use crate::error::{Error, FieldPath, Result, ShardingProblem};
 use crate::shape::{Shape, ShapeKind};
 
+use super::build::device_i64;
 use super::model::{HloSharding, ShardingKind};
-use super::proto::device_i64;
 use super::tile_assignment::TileAssignment;
 
 fn err(path: &FieldPath, problem: ShardingProblem) -> Error {
@@ -62,6 +62,9 @@ impl HloSharding {
         match &self.kind {
             ShardingKind::Replicated | ShardingKind::Manual | ShardingKind::Unknown | ShardingKind::Unreduced => Ok(()),
             ShardingKind::Tuple(_) => Err(err(path, ShardingProblem::TupleShardingForArray)),
+            ShardingKind::Named(named) => {
+                super::named_v2::v3_to_v2(named, Vec::new()).validate_leaf(shape, num_devices, path)
+            }
             ShardingKind::Maximal(device) => match num_devices {
                 Some(n) if device.0 >= n => {
                     Err(err(path, ShardingProblem::DeviceOutOfRange { device: device_i64(*device), num_devices: n }))

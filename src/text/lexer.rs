@@ -145,22 +145,25 @@ impl<'a> Lexer<'a> {
         Token { kind, start, end: self.pos }
     }
 
-    /// A double-quoted string at the next token (the attribute values of sharding metadata:
-    /// `op_name="jit(f)/add"`), with the escapes `\\ \" \' \n \t \r` resolved. `Err` holds
-    /// the position of the problem: no string there, an unknown escape, or no closing quote.
+    /// A string between double or single quotes at the next token (the attribute values of
+    /// sharding metadata, `op_name="jit(f)/add"`, and the axis names of named shardings,
+    /// `'x'`; XLA's lexer takes both quotes), with the escapes `\\ \" \' \n \t \r` resolved.
+    /// `Err` holds the position of the problem: no string there, an unknown escape, or no
+    /// closing quote.
     pub(crate) fn string_literal(&mut self) -> Result<(String, usize), usize> {
         if self.skip_trivia().is_some() {
             return Err(self.pos);
         }
         let start = self.pos;
-        if self.byte(start) != Some(b'"') {
+        let Some(quote @ (b'"' | b'\'')) = self.byte(start) else {
             return Err(start);
-        }
+        };
+        let quote = char::from(quote);
         let mut out = String::new();
         let mut chars = self.input[start + 1..].char_indices();
         while let Some((offset, c)) = chars.next() {
             match c {
-                '"' => {
+                c if c == quote => {
                     self.pos = start + 1 + offset + 1;
                     return Ok((out, start));
                 }
@@ -177,6 +180,17 @@ impl<'a> Lexer<'a> {
             }
         }
         Err(start)
+    }
+
+    /// Consumes `byte` if it is the next character after whitespace and comments (the `=` of
+    /// `'x'=2`, which is no token of the shape grammar).
+    pub(crate) fn eat(&mut self, byte: u8) -> bool {
+        if self.skip_trivia().is_none() && self.byte(self.pos) == Some(byte) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
     }
 
     /// `-?[0-9]+`. Number-like text the shape grammar has no use for (`1.5`, `1e3`, `2x3`,

@@ -21,6 +21,35 @@ fn encode_decode_validate() {
     assert_eq!((status, out.as_str()), (0, "ok\n"));
 }
 
+/// Named shardings (`docs/sharding.md` §9.7): XLA's bytes and text both ways, and `--json`'s
+/// `"v2"`, the tile-assignment form (vectors.md N3).
+#[test]
+fn named_shardings_encode_decode_and_convert() {
+    let text = r#"{mesh["x"=2,"y"=4], [{"x"}, {}]}"#;
+    let hex = "721a120e0a050a017810020a050a017910041a040a0010011a021001";
+    let (status, out, _) = run(&["encode", "--type", "sharding", "--hex", "--", text], b"");
+    assert_eq!((status, out.as_str()), (0, format!("{hex}\n").as_str()));
+    let (status, out, _) = run(&["decode", "--type", "sharding", "--hex", hex], b"");
+    assert_eq!((status, out.lines().next()), (0, Some("{mesh['x'=2,'y'=4], [{'x'}, {}]}")));
+    let (status, out, _) = run(&["decode", "--type", "sharding", "--hex", hex, "--json"], b"");
+    let json: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(status, 0);
+    assert_eq!(json["shape"], "{mesh['x'=2,'y'=4], [{'x'}, {}]}");
+    assert_eq!(json["v2"], "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
+    assert_eq!(json["reencoded_hex"], hex);
+    // A V2 sharding's "v2" is itself.
+    let (_, out, _) = run(&["decode", "--type", "sharding", "--hex", "0801220103", "--json"], b"");
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["v2"], "{maximal device=3}");
+    // What XLA aborts on is a typed error with XLA's phrase.
+    let (status, _, err) =
+        run(&["encode", "--type", "sharding", "--hex", "--", r#"{mesh["x"=2], [{"x"}, {"x"}]}"#], b"");
+    assert_eq!(status, 1);
+    assert!(err.contains("axes cannot coexist or axes overlap"), "{err}");
+    let (status, _, err) = run(&["validate", "--type", "sharding", "--hex", "7206120412020506"], b"");
+    assert_eq!(status, 1);
+    assert!(err.contains("named_sharding.mesh.device_ids") && err.contains("exactly 1 device id"), "{err}");
+}
+
 #[test]
 fn refused_input_exits_1_with_the_position() {
     let (status, _, err) = run(&["encode", "--type", "sharding", "--hex", "--", "{devices=[2,2]0,1,1,3}"], b"");

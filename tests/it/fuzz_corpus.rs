@@ -83,6 +83,11 @@ fn sharding_corpus() {
     replay("sharding", checks::sharding);
 }
 
+#[test]
+fn named_sharding_corpus() {
+    replay("named_sharding", checks::named_sharding);
+}
+
 #[cfg(feature = "cli")]
 #[test]
 fn cli_corpus() {

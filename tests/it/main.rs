@@ -48,6 +48,7 @@ mod seeds;
 mod serde;
 mod shard_buffers;
 mod sharding;
+mod sharding_named;
 mod shardy;
 mod size;
 mod strategy_smoke;

@@ -25,7 +25,7 @@ fn text(record: &Value, key: &str) -> String {
 }
 
 /// The crate's deliberate refusals of what XLA accepts (`docs/sharding.md` §2.3, DS-1 to
-/// DS-11): an error of the crate on an input XLA took must name one of them.
+/// DS-11; DS-7 is gone: named shardings are read, §9): an error of the crate on an input XLA took must name one of them.
 const DIVERGENCES: &[(&str, &str)] = &[
     ("DS-1", "must be equal to the number of devices"),
     ("DS-2", "is not unique in tile assignment"),
@@ -34,7 +34,6 @@ const DIVERGENCES: &[(&str, &str)] = &[
     ("DS-5", "must be positive"),
     ("DS-6", "`replicated`, `manual` or `unreduced`"),
     ("DS-6", "is not replicated, manual or unreduced"),
-    ("DS-7", "named_sharding"),
     ("DS-8", "subgroup dimensions but the tile assignment has"),
     ("DS-9", "overflows int64_t"),
     ("DS-9", "more than the limit of"),

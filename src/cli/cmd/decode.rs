@@ -23,6 +23,9 @@ pub struct Outcome {
     pub lost_in_text: Vec<(String, Dropped)>,
     pub reencoded: Vec<u8>,
     pub report: WireReport,
+    /// For a valid sharding: the text of its tile-assignment form (`HloSharding::to_v2`; a
+    /// named sharding converted as XLA's `v3_to_v2_sharding`, any other as it is).
+    pub v2: Option<String>,
 }
 
 fn lost(shape: Shape<'_>, prefix: &str) -> Vec<(String, Dropped)> {
@@ -49,6 +52,7 @@ pub fn decode_any(message: MessageType, bytes: &[u8], optional_layout: bool) -> 
                 validation: shape.map(drop),
                 reencoded: codec::encode(&decoded.message),
                 report: decoded.report,
+                v2: None,
             })
         }
         MessageType::Layout => {
@@ -62,17 +66,20 @@ pub fn decode_any(message: MessageType, bytes: &[u8], optional_layout: bool) -> 
                 lost_in_text,
                 reencoded: codec::encode(&decoded.message),
                 report: decoded.report,
+                v2: None,
             })
         }
         MessageType::Sharding => {
             let decoded = codec::decode_lenient::<OpSharding>(bytes)?;
             let sharding = HloSharding::from_proto(&decoded.message);
+            let v2 = sharding.as_ref().ok().and_then(|s| s.to_v2().ok()).map(|s| s.to_string());
             Ok(Outcome {
                 text: sharding.as_ref().map(ToString::to_string).unwrap_or_default(),
                 validation: sharding.map(drop),
                 lost_in_text: Vec::new(),
                 reencoded: codec::encode(&decoded.message),
                 report: decoded.report,
+                v2,
             })
         }
         MessageType::ProgramShape => {
@@ -97,6 +104,7 @@ pub fn decode_any(message: MessageType, bytes: &[u8], optional_layout: bool) -> 
                 lost_in_text,
                 reencoded: codec::encode(&decoded.message),
                 report: decoded.report,
+                v2: None,
             })
         }
     }
@@ -153,7 +161,7 @@ pub fn reply(message: MessageType, bytes: &[u8], optional_layout: bool) -> Reply
         Ok(outcome) => {
             let (unknown_fields, non_canonical) = report_json(&outcome.report);
             let error = outcome.validation.as_ref().err().map(|e| output::shorten(&e.to_string()));
-            let json = json!({
+            let mut json = json!({
                 "shape": outcome.text,
                 "valid": error.is_none(),
                 "error": error,
@@ -165,6 +173,9 @@ pub fn reply(message: MessageType, bytes: &[u8], optional_layout: bool) -> Reply
                 "omitted_non_canonical": outcome.report.omitted_non_canonical,
                 "lost_in_text": outcome.lost_in_text.iter().map(|(path, _)| path.as_str()).collect::<Vec<_>>(),
             });
+            if let (Some(v2), Some(object)) = (&outcome.v2, json.as_object_mut()) {
+                object.insert("v2".to_owned(), Value::String(v2.clone()));
+            }
             let warnings = warnings(&outcome);
             Reply { text: outcome.text, json, error, warnings }
         }
