@@ -245,7 +245,8 @@ impl HloSharding {
     }
 
     /// ``"replicated"``, ``"maximal"``, ``"tiled"``, ``"manual"``, ``"unknown"``,
-    /// ``"unreduced"`` or ``"tuple"``.
+    /// ``"unreduced"``, ``"tuple"`` or ``"named"`` (XLA's V3 form: a mesh and axes per
+    /// dimension).
     #[getter]
     pub fn kind(&self) -> &'static str {
         match self.inner.kind() {
@@ -256,7 +257,18 @@ impl HloSharding {
             ShardingKind::Unknown => "unknown",
             ShardingKind::Unreduced => "unreduced",
             ShardingKind::Tuple(_) => "tuple",
+            ShardingKind::Named(_) => "named",
         }
+    }
+
+    /// The tile-assignment (V2) form of a named sharding, as XLA's ``v3_to_v2_sharding`` makes
+    /// it; any other sharding as it is.
+    ///
+    /// >>> import xla_shape as xs
+    /// >>> str(xs.HloSharding.parse("{maximal_mesh[device_id=5]}").to_v2())
+    /// '{maximal device=5}'
+    pub fn to_v2(&self) -> PyResult<Self> {
+        Ok(Self { inner: self.inner.to_v2().py()? })
     }
 
     /// The element shardings of a tuple sharding (``None`` otherwise).

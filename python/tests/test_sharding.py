@@ -546,3 +546,32 @@ def test_mesh_over_some_devices(device_bytes: Any) -> None:
     assert {d: b.tobytes() for d, b in xs.split(x, "f32[2,4]", from_named).items()} == raw
     from_jax = xs.HloSharding.from_jax(named, 2)
     assert from_jax.devices_indices_map((2, 4)) == expected
+
+
+NAMED_TEXTS = [
+    '{mesh["x"=2,"y"=4], [{"y"}, {"x"}]}',
+    '{mesh["x"=2,"y"=4], [{"x"}, {}]}',
+    '{mesh["x"=2,"y"=2,"z"=2], [{"z", "x"}, {}, {"y"}]}',
+    '{mesh["a"=8], [{}, {"a"}]}',
+    "{maximal_mesh[device_id=5]}",
+]
+
+
+@pytest.mark.parametrize("text", NAMED_TEXTS)
+def test_named_shardings_agree_with_jaxlib(text: str) -> None:
+    """XLA's named (V3) shardings: the text jaxlib prints, its bytes, and its V2 form."""
+    ours = xs.HloSharding.parse(text)
+    theirs = xc.HloSharding.from_string(text)
+    assert str(ours) == str(theirs)
+    assert ours.kind == "named"
+    assert ours.to_proto() == theirs.to_proto().SerializeToString()
+    assert str(ours.to_v2()) == str(theirs.v3_to_v2_sharding())
+    assert xs.HloSharding.from_proto(ours.to_proto()) == ours
+
+
+def test_named_sharding_places_as_its_v2_form() -> None:
+    named = xs.HloSharding.parse('{mesh["x"=2,"y"=4], [{"y"}, {"x"}]}')
+    assert named.devices_indices_map((8, 4)) == named.to_v2().devices_indices_map((8, 4))
+    global_bytes = np.arange(32, dtype=np.float32).reshape(8, 4)
+    shards = xs.split(global_bytes, "f32[8,4]", named)
+    assert (xs.assemble(shards, "f32[8,4]", named.to_v2()) == xs.as_bytes(global_bytes)).all()
