@@ -156,11 +156,11 @@ mod watch {
                 return false;
             };
             PAGE.store(page, SeqCst);
-            // The registry calls the handler it finds before its own actions, and the one Rust's
+            // SAFETY: `signal` with `SIG_DFL` only restores the default action of SIGBUS. The
+            // registry calls the handler it finds before its own actions, and the one Rust's
             // runtime installs (to name a stack overflow) resets the signal to its default action
             // when the fault is not one: the next watched fault would then kill the process.
             // Linux reports stack overflows by SIGSEGV, whose handler stays.
-            // SAFETY: `signal` with `SIG_DFL` only restores the default action of SIGBUS.
             if unsafe { libc::signal(libc::SIGBUS, libc::SIG_DFL) } == libc::SIG_ERR {
                 return false;
             }

@@ -9,6 +9,7 @@
 //! the test holds open — and polls the directory (or reads the output) for the state that says
 //! the child is there before it signals: no test depends on how long anything takes.
 
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::fs::FileTypeExt;
@@ -40,8 +41,13 @@ fn names(dir: &Path) -> Vec<String> {
     names
 }
 
+/// Whether `name` is a temporary file's (`.NAME.PID.K.tmp`).
 fn is_temporary(name: &str) -> bool {
-    name.starts_with('.') && name.ends_with(".tmp")
+    name.starts_with('.') && has_extension(name, "tmp")
+}
+
+fn has_extension(name: &str, extension: &str) -> bool {
+    Path::new(name).extension().is_some_and(|e| e == extension)
 }
 
 /// The child's stderr, once it has ended.
@@ -224,7 +230,7 @@ fn an_interrupted_values_keeps_the_complete_npy() {
         feed.write_all(b"HloModule m\n\nENTRY %main () -> f32[2] {\n  %c0 = f32[2]{0} constant({1.5, -2})\n").unwrap();
         let seen = wait_for(dir.path(), &mut child, |n| n.iter().any(|n| n == "npy"));
         assert_eq!(seen, ["module.fifo", "npy"]);
-        let written = wait_for(&npy, &mut child, |n| n.iter().any(|n| n.ends_with(".npy")));
+        let written = wait_for(&npy, &mut child, |n| n.iter().any(|n| has_extension(n, "npy")));
         interrupt(&mut child, name, number);
         assert_eq!(names(&npy), written, "SIG{name}");
         let [file] = written.as_slice() else { panic!("{written:?}") };
@@ -340,7 +346,7 @@ fn the_commands_leave_nothing_in_the_temporary_directory() {
     let mut text =
         String::from("HloModule big\n\nENTRY %main (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n");
     for i in 0..220_000 {
-        text.push_str(&format!("  %n.{i} = f32[2]{{0}} negate(%p)\n"));
+        writeln!(text, "  %n.{i} = f32[2]{{0}} negate(%p)").unwrap();
     }
     text.push_str("}\n");
     let (status, len, err) = run(&["hlo"], text.into_bytes());
