@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -57,6 +57,68 @@ fn stderr(child: &mut Child) -> String {
     err
 }
 
+/// One step of a poll: the state the test waits for is observable, so the length of the pause
+/// only sets how often it is looked at.
+fn pause() {
+    std::thread::sleep(std::time::Duration::from_millis(1));
+}
+
+/// Fails the test if the child has ended (a FIFO it should open would otherwise wait forever).
+fn alive(child: &mut Child) {
+    if let Some(status) = child.try_wait().unwrap() {
+        panic!("the child ended first ({status}): {}", stderr(child));
+    }
+}
+
+/// The FIFO opened for writing without blocking, once the child has opened it for reading; its
+/// writes do not block either ([`feed`]).
+fn fifo_writer(path: &Path, child: &mut Child) -> File {
+    loop {
+        match File::options().write(true).custom_flags(libc::O_NONBLOCK).open(path) {
+            Ok(file) => return file,
+            // No reader yet.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
+            Err(e) => panic!("{}: {e}", path.display()),
+        }
+        alive(child);
+        pause();
+    }
+}
+
+/// Writes all of `bytes` to a non-blocking FIFO the child reads.
+fn feed(fifo: &mut File, mut bytes: &[u8], child: &mut Child) {
+    while !bytes.is_empty() {
+        match fifo.write(bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                alive(child);
+                pause();
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// The FIFO opened for reading without blocking (the child's open for writing then returns).
+fn fifo_reader(path: &Path) -> File {
+    File::options().read(true).custom_flags(libc::O_NONBLOCK).open(path).unwrap()
+}
+
+/// The next bytes the child writes to a non-blocking FIFO; 0 once it has ended and all is read.
+fn take(fifo: &mut File, buf: &mut [u8], child: &mut Child) -> usize {
+    loop {
+        match fifo.read(buf) {
+            Ok(0) if child.try_wait().unwrap().is_some() => return 0,
+            // Not opened by the child yet (or between its writes).
+            Ok(0) => {}
+            Ok(n) => return n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => panic!("{e}"),
+        }
+        pause();
+    }
+}
+
 /// Polls `dir` until `ready` holds of its names (the child is then where the test wants it),
 /// and returns them; fails if the child ends first.
 fn wait_for(dir: &Path, child: &mut Child, ready: impl Fn(&[String]) -> bool) -> Vec<String> {
@@ -65,10 +127,8 @@ fn wait_for(dir: &Path, child: &mut Child, ready: impl Fn(&[String]) -> bool) ->
         if ready(&now) {
             return now;
         }
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("the child ended first ({status}): {}", stderr(child));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
+        alive(child);
+        pause();
     }
 }
 
@@ -115,8 +175,8 @@ fn an_interrupted_relayout_leaves_no_temporary_file() {
             .unwrap();
         // Opening the FIFO waits for the child to open it; 2 of its 4 MiB pass half the bound
         // (1 MiB), so the rest is spooled; then the child waits for more.
-        let mut feed = File::options().write(true).open(&fifo).unwrap();
-        feed.write_all(&vec![7u8; 2 << 20]).unwrap();
+        let mut input = fifo_writer(&fifo, &mut child);
+        feed(&mut input, &vec![7u8; 2 << 20], &mut child);
         let seen = wait_for(dir.path(), &mut child, |n| n.iter().any(|n| is_temporary(n)));
         assert_eq!(seen.len(), 3, "{seen:?}");
         interrupt(&mut child, name, number);
@@ -204,8 +264,8 @@ fn an_interrupted_assemble_leaves_no_file() {
             .spawn()
             .unwrap();
         // 1 MiB cannot fit in the FIFO: once a byte is read, the child is writing the rest.
-        let mut reader = File::open(&out).unwrap();
-        reader.read_exact(&mut [0u8; 1]).unwrap();
+        let mut reader = fifo_reader(&out);
+        assert_eq!(take(&mut reader, &mut [0u8; 1], &mut child), 1);
         interrupt(&mut child, name, number);
         drop(reader);
         std::fs::remove_file(&out).unwrap();
@@ -226,8 +286,9 @@ fn an_interrupted_values_keeps_the_complete_npy() {
         mkfifo(&fifo);
         let mut child =
             binary(tmp.path()).args(["values", "--format", "text", "--npy"]).arg(&npy).arg(&fifo).spawn().unwrap();
-        let mut feed = File::options().write(true).open(&fifo).unwrap();
-        feed.write_all(b"HloModule m\n\nENTRY %main () -> f32[2] {\n  %c0 = f32[2]{0} constant({1.5, -2})\n").unwrap();
+        let mut module = fifo_writer(&fifo, &mut child);
+        let text = b"HloModule m\n\nENTRY %main () -> f32[2] {\n  %c0 = f32[2]{0} constant({1.5, -2})\n";
+        feed(&mut module, text, &mut child);
         let seen = wait_for(dir.path(), &mut child, |n| n.iter().any(|n| n == "npy"));
         assert_eq!(seen, ["module.fifo", "npy"]);
         let written = wait_for(&npy, &mut child, |n| n.iter().any(|n| has_extension(n, "npy")));
@@ -249,7 +310,8 @@ fn pattern(len: usize) -> Vec<u8> {
 /// A mapped input truncated while the relayout reads it, its output a FIFO the test reads: the
 /// child is mid-run (it has written 1 MiB of 16, in parts of 256 KiB) when the file shrinks to a
 /// page; it is exit 1 naming the file, and every byte it wrote is the relayout's, none the zeros
-/// it read past the new end.
+/// it read past the new end. (The FIFOs of these tests are opened without blocking, so a child
+/// that fails early fails the test instead of leaving it waiting.)
 #[test]
 fn an_input_truncated_while_mapped_is_exit_1_naming_it() {
     let (dir, tmp) = (TempDir::new().unwrap(), TempDir::new().unwrap());
@@ -270,11 +332,21 @@ fn an_input_truncated_while_mapped_is_exit_1_naming_it() {
         .arg(&out)
         .spawn()
         .unwrap();
-    let mut reader = File::open(&out).unwrap();
-    let mut got = vec![0u8; 1 << 20];
-    reader.read_exact(&mut got).unwrap();
-    File::options().write(true).open(&input).unwrap().set_len(4096).unwrap();
-    reader.read_to_end(&mut got).unwrap();
+    let mut reader = fifo_reader(&out);
+    let (mut got, mut buf) = (Vec::new(), vec![0u8; 1 << 16]);
+    let mut truncated = false;
+    loop {
+        let n = take(&mut reader, &mut buf, &mut child);
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+        if !truncated && got.len() >= 1 << 20 {
+            File::options().write(true).open(&input).unwrap().set_len(4096).unwrap();
+            truncated = true;
+        }
+    }
+    assert!(truncated, "the output ended before 1 MiB");
     let status = child.wait().unwrap();
     let err = stderr(&mut child);
     assert_eq!(status.code(), Some(1), "{status}: {err}");
