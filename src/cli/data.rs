@@ -6,8 +6,9 @@
 //!   `--no-mmap`, read into memory. A mapped file truncated underneath is noticed
 //!   ([`Source::check`]) before anything computed from it is written.
 //! * Any other stream (a pipe) is read in chunks: kept in memory up to half the memory bound,
-//!   past that spooled to an unlinked temporary file (`temp.rs`) that is then mapped. It fails with the
-//!   expected and actual sizes as soon as it is longer than expected, and at its end if shorter.
+//!   past that spooled to an unlinked temporary file (`temp.rs`) that is then mapped. It fails
+//!   with the expected and actual sizes as soon as it is longer than expected, and at its end
+//!   if shorter.
 //! * The output goes to standard output or to `--output` through an [`OutFile`]: a temporary
 //!   file renamed into place only when complete (a failed or interrupted run removes it), or a
 //!   device or FIFO written in place.
