@@ -19,6 +19,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+/// The longest part of a temporary file's name taken from the file it stands for.
+const MAX_STEM_BYTES: usize = 200;
+
 /// The names of the temporary files that exist now.
 static REGISTRY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
@@ -71,6 +74,9 @@ impl TempFile {
     /// What creating the file reports; `AlreadyExists` when 100 names are taken.
     pub fn new_in(dir: &Path, stem: &str) -> io::Result<Self> {
         let pid = std::process::id();
+        // A name of at most 255 bytes (NAME_MAX) whatever the stem: 200 of it, whole characters.
+        let end = (0..=stem.len().min(MAX_STEM_BYTES)).rev().find(|&i| stem.is_char_boundary(i)).unwrap_or(0);
+        let stem = stem.get(..end).unwrap_or_default();
         let mut names = registry();
         let mut last = io::Error::other("no free temporary name");
         for k in 0..100u32 {
@@ -169,6 +175,13 @@ mod tests {
         let target = dir.join("out");
         temp.persist(&target).unwrap();
         assert!(target.exists() && !path.exists() && !registered(&path));
+
+        // A long name is cut to fit the file system's 255 bytes, at a character boundary.
+        let long = "é".repeat(200);
+        let temp = TempFile::new_in(&dir, &long).unwrap();
+        let name = temp.path.file_name().unwrap().to_str().unwrap().to_owned();
+        assert!(name.len() <= 255 && name.starts_with(&format!(".{}.", "é".repeat(100))), "{name}");
+        drop(temp);
 
         let temp = TempFile::anonymous("spool").unwrap();
         assert_eq!(temp.named, !cfg!(unix));
