@@ -97,9 +97,10 @@ pub fn from_file(
         .take(expected)
         .read_to_end(&mut bytes)
         .map_err(|e| Failure::invalid(format!("cannot read the input: {e}")))?;
-    let read = u64::try_from(read).unwrap_or(u64::MAX);
-    if read != expected {
-        return Err(length_error(read, false, expected, what));
+    // Its metadata said `expected` bytes: fewer means it was truncated while being read, as a
+    // mapped file that shrinks ([`Source::check`]).
+    if u64::try_from(read).unwrap_or(u64::MAX) != expected {
+        return Err(Failure::invalid(format!("{name} shrank while being read")));
     }
     Ok(Source::Memory(bytes))
 }
@@ -152,10 +153,11 @@ pub fn from_stream(reader: &mut dyn Read, expected: u64, memory: u64, what: &str
     match spool {
         None => Ok(Source::Memory(held)),
         Some(spool) => {
-            match map::map(spool.file(), 0, expected, "the spool file") {
+            let name = "the spool file";
+            match map::map(spool.file(), 0, expected, name) {
                 Ok(Some(mapped)) => Ok(Source::Mapped(mapped)),
                 // Under Miri: read the spool back (the test inputs are small).
-                Ok(None) => from_file(&mut { spool.file().try_clone().map_err(fail)? }, 0, expected, what, true, ""),
+                Ok(None) => from_file(&mut { spool.file().try_clone().map_err(fail)? }, 0, expected, what, true, name),
                 Err(e) => Err(Failure::invalid(format!("cannot map the spool file: {e}"))),
             }
         }
