@@ -429,7 +429,7 @@ impl ShardBuffers {
             let Some(&reference) = map.get(&first) else { continue };
             for &device in rest {
                 let Some(&other) = map.get(&device) else { continue };
-                if let Some(byte) = reference.iter().zip(other).position(|(x, y)| x != y) {
+                if let Some(byte) = Self::replica_difference(b, reference, other)? {
                     return Err(problem(ShardBufferProblem::ReplicaMismatch {
                         device: device.0,
                         replica_of: first.0,
@@ -439,6 +439,21 @@ impl ShardBuffers {
             }
         }
         Ok(map)
+    }
+
+    /// The first byte at which two replicas of box `b` differ in their elements, if any.
+    /// Padding bits do not count: JAX's CPU client leaves the spare nibble of an odd-length `s4`
+    /// buffer undefined, so replicas may differ there. Equal bytes are equal replicas; otherwise
+    /// both are copied through the box's identity relayout, which writes the elements and zeroes
+    /// every padding bit, and those copies are compared (an allocation only on this path).
+    fn replica_difference(b: &BoxPlan, reference: &[u8], other: &[u8]) -> Result<Option<usize>> {
+        let Some(first) = reference.iter().zip(other).position(|(x, y)| x != y) else { return Ok(None) };
+        let Some(shard) = b.shape.as_array() else { return Ok(Some(first)) };
+        let canonical = RelayoutPlan::new(shard, shard)?;
+        let (mut lhs, mut rhs) = (vec![0u8; reference.len()], vec![0u8; other.len()]);
+        canonical.run(reference, &mut lhs)?;
+        canonical.run(other, &mut rhs)?;
+        Ok(lhs.iter().zip(&rhs).position(|(x, y)| x != y))
     }
 
     /// Runs every box's assembly (buffers already checked).

@@ -290,6 +290,24 @@ fn bad_shard_buffers_are_typed_errors_naming_the_device() {
 }
 
 #[test]
+fn replicas_that_differ_only_in_padding_bits_are_equal() {
+    // s4[3] packed: two bytes, the high nibble of the second is padding. JAX's CPU client leaves
+    // it undefined, so replicas of the same elements may differ there.
+    let shape: ShapeBuf = "s4[3]{0:E(4)}".parse().unwrap();
+    let array = shape.as_array().unwrap();
+    let ranges = [ShardRange::new(DeviceId(0), vec![0], vec![3]), ShardRange::new(DeviceId(1), vec![0], vec![3])];
+    let plan = ShardBuffers::new(array, &ranges, &ShardForm::Exact).unwrap();
+    let (a, b) = ([0x21u8, 0x03], [0x21u8, 0x53]);
+    assert_eq!(plan.assemble([(DeviceId(0), &a[..]), (DeviceId(1), &b[..])]).unwrap(), [0x21, 0x03]);
+    // A differing element is still refused, at the byte that holds it.
+    let c = [0x21u8, 0x54];
+    assert_eq!(
+        shard_error(plan.assemble([(DeviceId(0), &a[..]), (DeviceId(1), &c[..])]).unwrap_err()),
+        ShardBufferProblem::ReplicaMismatch { device: 1, replica_of: 0, byte: 1 }
+    );
+}
+
+#[test]
 fn split_into_and_assemble_into_fill_given_buffers() {
     // A tiled bf16 array cut at odd offsets: windows across partial tiles.
     let shape: ShapeBuf = "bf16[10,6]{1,0:T(4,2)(2,1)}".parse().unwrap();
