@@ -6,7 +6,9 @@
 //! `output` writes text, JSON and `--lines` results, and `cmd` holds one module per subcommand.
 //!
 //! Exit status: 0 on success, 1 for invalid input (a wire error, a validation failure, a parse
-//! failure, an unreadable or oversized input), 2 for a usage error.
+//! failure, an unreadable or oversized input, an input that shrank while mapped), 2 for a usage
+//! error. The binary ([`main`]) also ends by SIGINT, SIGTERM or SIGHUP (the shell's 130, 143,
+//! 129) after removing every temporary file; files it writes appear whole or not at all.
 //!
 //! ```
 //! let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
@@ -29,8 +31,11 @@ mod cmd;
 mod data;
 mod fail;
 mod input;
+mod interrupt;
 mod map;
+mod outfile;
 mod output;
+mod temp;
 
 use std::ffi::OsString;
 use std::io::{BufRead, Write};
@@ -78,8 +83,11 @@ where
 
 /// Runs the tool as the `xla-shape` binary: the process's arguments and standard streams.
 /// Unlike [`run`], a regular file on standard input (`xla-shape relayout A B < FILE`) is used
-/// as a file: `relayout` checks its length and maps it instead of reading it.
+/// as a file: `relayout` checks its length and maps it instead of reading it; and SIGINT,
+/// SIGTERM and SIGHUP remove the run's temporary files before they end the process (the
+/// handlers are installed here, once, never by [`run`]).
 pub fn main() -> u8 {
+    interrupt::install();
     let (stdin, stdout, stderr) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
     run_io(
         std::env::args_os(),

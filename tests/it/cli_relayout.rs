@@ -14,9 +14,8 @@ fn run(args: &[&str], stdin: &[u8]) -> (u8, Vec<u8>, String) {
     (status, stdout, String::from_utf8(stderr).unwrap())
 }
 
-fn temp(name: &str, bytes: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("xla-shape-cli-relayout-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// `bytes` written to `name` in `dir`, as a path string.
+fn temp(dir: &std::path::Path, name: &str, bytes: &[u8]) -> String {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     path.to_str().unwrap().to_owned()
@@ -39,8 +38,9 @@ fn the_readme_examples_round_trip() {
     assert_eq!(row_major[512..514], [14, 21]);
     // The column-major 2×3 array to .npy and back, through files and --output.
     let col_major = f32s([1., 4., 2., 5., 3., 6.]);
-    let input = temp("col_major.bin", &col_major);
-    let npy = std::env::temp_dir().join(format!("xla-shape-cli-relayout-{}/a.npy", std::process::id()));
+    let tmp = scratch();
+    let input = temp(tmp.path(), "col_major.bin", &col_major);
+    let npy = tmp.path().join("a.npy");
     let (status, out, err) = run(&["--npy-out", "f32[2,3]{0,1}", &input, "-o", npy.to_str().unwrap()], b"");
     assert_eq!((status, out.len()), (0, 0), "{err}");
     let file = std::fs::read(&npy).unwrap();
@@ -94,7 +94,8 @@ fn legacy_padding_comes_from_a_proto_file() {
         &LayoutSpec::new(&[0, 1]).padded_dimensions(&[3, 5], PaddingValue::HighestPad),
     )
     .unwrap();
-    let proto = temp("padded.pb", &encode(padded.proto()));
+    let tmp = scratch();
+    let proto = temp(tmp.path(), "padded.pb", &encode(padded.proto()));
     let (status, out, err) = run(&["--to-file", &proto, "s8[2,3]{1,0}"], &[1, 2, 3, 4, 5, 6]);
     assert_eq!(status, 0, "{err}");
     // Column-major over padded [3,5]: a d pad | b e pad | c f pad | then two padded columns.
@@ -105,12 +106,9 @@ fn legacy_padding_comes_from_a_proto_file() {
 
 // Issue 25: bounded memory, parts written in order, files mapped, pipes spooled.
 
-/// A fresh directory for one test's files (removed by the test when it passes).
-fn scratch(test: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("xla-shape-cli-relayout-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory for one test's files, removed when dropped (even when the test fails).
+fn scratch() -> tempfile::TempDir {
+    tempfile::TempDir::new().unwrap()
 }
 
 /// Deterministic bytes.
@@ -130,7 +128,8 @@ fn plan_output(from: &str, to: &str, input: &[u8]) -> Vec<u8> {
 /// or to `--output`.
 #[test]
 fn parts_written_in_order_match_the_in_memory_plan() {
-    let dir = scratch("parts");
+    let tmp = scratch();
+    let dir = tmp.path();
     let cases = [
         ("f32[1000,700]{0,1}", "f32[1000,700]{1,0}"),
         ("bf16[1000,1024]{1,0:T(8,128)(2,1)}", "bf16[1000,1024]{1,0}"),
@@ -184,7 +183,6 @@ fn parts_written_in_order_match_the_in_memory_plan() {
     assert_eq!(whole.len(), 701 * 1001 * 2);
     assert!(parts == whole, "legacy padding through parts");
     assert_eq!(whole[whole.len() - 2..], [0xff, 0x7f]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// An output that fails part-way (here after 1 MiB of a 16 MiB transpose in parts of 256 KiB)
@@ -219,7 +217,8 @@ fn a_failing_output_stops_the_parts() {
 /// streamed; f16 and complex types are written too.
 #[test]
 fn npy_goes_through_parts() {
-    let dir = scratch("npy");
+    let tmp = scratch();
+    let dir = tmp.path();
     let input = pattern(600 * 1000 * 2);
     let npy = dir.join("a.npy");
     let (status, _, err) =
@@ -244,7 +243,6 @@ fn npy_goes_through_parts() {
     let (status, _, err) = run(&["--npy-in", "f16[2]{0}"], &huge);
     assert_eq!(status, 1);
     assert!(err.contains("input size limit exceeded"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `--explain` prints the plan's decision and reads no input.
@@ -275,7 +273,8 @@ fn explain_shows_the_plan() {
 #[test]
 fn outputs_that_are_not_plain_files() {
     use std::os::unix::fs::{FileTypeExt, PermissionsExt};
-    let dir = scratch("not-plain");
+    let tmp = scratch();
+    let dir = tmp.path();
     let input = dir.join("in.bin");
     std::fs::write(&input, f32s([1., 4., 2., 5., 3., 6.])).unwrap();
     let expected = f32s([1., 2., 3., 4., 5., 6.]);
@@ -317,7 +316,6 @@ fn outputs_that_are_not_plain_files() {
     assert_eq!(status, 1);
     assert!(err.contains("is a directory"), "{err}");
     assert_eq!(std::fs::read_dir(&sub).unwrap().count(), 0);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 mod process {
@@ -359,7 +357,8 @@ mod process {
     #[test]
     fn memory_stays_under_the_bound_on_an_input_many_times_larger() {
         const WORDS: u32 = 1 << 27;
-        let dir = super::scratch("memory");
+        let tmp = super::scratch();
+        let dir = tmp.path();
         let path = dir.join("big.bin");
         // Word k holds k: column-major f32[R, C] has element (i, j) at word j·R + i.
         {
@@ -423,14 +422,14 @@ mod process {
                 assert!(peak <= 16 << 10, "piped {piped}: RssAnon peaked at {peak} kB");
             }
         }
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A 40 GB declared shape with a 1-byte input: exit 1 with both sizes, from a file (its
     /// length from its metadata) and from a pipe, never an allocation of the declared size.
     #[test]
     fn a_huge_declared_shape_with_a_short_input_is_exit_1() {
-        let dir = super::scratch("huge");
+        let tmp = super::scratch();
+        let dir = tmp.path();
         let path = dir.join("one.bin");
         std::fs::write(&path, [7u8]).unwrap();
         let args = ["relayout", "f32[1000000,10000]{0,1}", "f32[1000000,10000]{1,0}"];
@@ -453,14 +452,14 @@ mod process {
             assert!(err.contains("input has 1 bytes, expected 40000000000"), "{err}");
             assert!(out.stdout.is_empty());
         }
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A failed run leaves no output file (and no temporary one), and an existing output file
     /// as it was; a successful one replaces it.
     #[test]
     fn a_failed_run_leaves_no_output_file() {
-        let dir = super::scratch("failed");
+        let tmp = super::scratch();
+        let dir = tmp.path();
         let (input, out) = (dir.join("in.bin"), dir.join("out.bin"));
         std::fs::write(&input, [0u8; 23]).unwrap();
         let relayout = |out: &std::path::Path| {
@@ -484,23 +483,23 @@ mod process {
             v.sort();
             v
         };
-        assert_eq!(names(&dir), ["in.bin"]);
+        assert_eq!(names(dir), ["in.bin"]);
         std::fs::write(&out, b"old").unwrap();
         assert_eq!(relayout(&out).status.code(), Some(1));
         assert_eq!(std::fs::read(&out).unwrap(), b"old");
-        assert_eq!(names(&dir), ["in.bin", "out.bin"]);
+        assert_eq!(names(dir), ["in.bin", "out.bin"]);
         std::fs::write(&input, super::f32s([1., 4., 2., 5., 3., 6.])).unwrap();
         assert_eq!(relayout(&out).status.code(), Some(0));
         assert_eq!(std::fs::read(&out).unwrap(), super::f32s([1., 2., 3., 4., 5., 6.]));
-        assert_eq!(names(&dir), ["in.bin", "out.bin"]);
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(names(dir), ["in.bin", "out.bin"]);
     }
 
     /// Standard input redirected from a regular file is used as a file: its length is checked
     /// from its metadata (a short one fails at once) and from where its position stands.
     #[test]
     fn standard_input_redirected_from_a_file_is_mapped() {
-        let dir = super::scratch("stdin");
+        let tmp = super::scratch();
+        let dir = tmp.path();
         let path = dir.join("in.bin");
         std::fs::write(&path, super::f32s([1., 4., 2., 5., 3., 6.])).unwrap();
         let out = binary()
@@ -516,6 +515,5 @@ mod process {
         let out = binary().args(["relayout", "f32[2,3]{0,1}", "f32[2,3]{1,0}"]).stdin(file).output().unwrap();
         assert_eq!(out.status.code(), Some(1));
         assert!(String::from_utf8_lossy(&out.stderr).contains("input has 20 bytes, expected 24"));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -3,7 +3,6 @@
 //! sets of files are exit 1 naming the device and the file.
 
 use std::fs;
-use std::path::PathBuf;
 
 use serde_json::Value;
 use xla_shape::cli;
@@ -18,12 +17,9 @@ fn run(args: &[&str]) -> (u8, String, String) {
     (status, String::from_utf8(stdout).unwrap(), String::from_utf8(stderr).unwrap())
 }
 
-/// A fresh directory of this test process.
-fn dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("xla-shape-cli-shards-{}/{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory, removed when dropped (even when the test fails).
+fn dir() -> tempfile::TempDir {
+    tempfile::TempDir::new().unwrap()
 }
 
 fn s(path: &std::path::Path) -> &str {
@@ -41,7 +37,8 @@ fn jax_buffers_split_into_device_files_and_back() {
             continue;
         }
         let name = case["name"].as_str().unwrap();
-        let work = dir(name);
+        let tmp = dir();
+        let work = tmp.path();
         let global = bytes_from_hex(case["global_hex"].as_str().unwrap());
         let input = work.join("global.bin");
         fs::write(&input, &global).unwrap();
@@ -66,7 +63,8 @@ fn jax_buffers_split_into_device_files_and_back() {
 #[test]
 fn padded_shards_have_the_tile_shape() {
     // f32[5,3] over 2 row tiles: device 1 holds rows 3..5 of a 3-row tile, the last row zero.
-    let work = dir("padded");
+    let tmp = dir();
+    let work = tmp.path();
     let global: Vec<u8> = (1..=15u32).flat_map(|v| f32::to_le_bytes(f32::from(u16::try_from(v).unwrap()))).collect();
     let input = work.join("g.bin");
     fs::write(&input, &global).unwrap();
@@ -85,7 +83,8 @@ fn padded_shards_have_the_tile_shape() {
 
 #[test]
 fn bad_files_are_exit_1_naming_the_device() {
-    let work = dir("bad");
+    let tmp = dir();
+    let work = tmp.path();
     let input = work.join("g.bin");
     fs::write(&input, [7u8; 16]).unwrap();
     let out = work.join("out");

@@ -120,7 +120,8 @@ fn hlo_lists_shardings() {
     let instruction = [field(1, b"p0"), field(2, b"parameter"), field(3, &shape), field(40, &sharding)].concat();
     let computation = [field(1, b"main"), field(2, &instruction)].concat();
     let module = [field(1, b"m"), field(3, &computation)].concat();
-    let path = std::env::temp_dir().join(format!("xla-shape-shardings-{}.pb", std::process::id()));
+    let tmp = tempfile::TempDir::new().unwrap();
+    let path = tmp.path().join("shardings.pb");
     std::fs::write(&path, &module).unwrap();
     let file = path.to_str().unwrap();
     let (status, out, err) = run(&["hlo", "--json", file], b"");
@@ -131,5 +132,4 @@ fn hlo_lists_shardings() {
     assert_eq!(entry["sharding"], "{devices=[2,2]0,2,1,3}");
     let (_, out, _) = run(&["hlo", file], b"");
     assert!(out.contains("main / p0 / f32[8,4]  sharding={devices=[2,2]0,2,1,3}"), "{out}");
-    std::fs::remove_file(&path).unwrap();
 }

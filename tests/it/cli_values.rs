@@ -108,7 +108,8 @@ fn invalid_literals_fail_with_their_path() {
 /// `.npy` header and data: numpy's `descr` and `shape`, values row-major.
 #[test]
 fn npy_files() {
-    let dir = std::env::temp_dir().join(format!("xla-shape-npy-{}", std::process::id()));
+    let tmp = tempfile::TempDir::new().unwrap();
+    let dir = tmp.path().join("npy");
     let (status, _, err) =
         run(&["--type", "snapshot", "--npy", dir.to_str().unwrap(), &format!("{DIR}/snapshot.pb")], b"");
     assert_eq!(status, 0);
@@ -121,7 +122,6 @@ fn npy_files() {
     assert_eq!(data, [1.5, 4.0, -9.75, 1.6e-7, 2.5e11, 36.6]);
     assert!(Path::new(&dir.join("result.npy")).exists());
     assert!(!dir.join("main.1.constant.16.npy").exists(), "bf16 has no numpy type");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

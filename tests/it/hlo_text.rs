@@ -231,8 +231,8 @@ fn sharding_is_listed_as_xla_prints_it() {
 fn malformed_text_is_an_error_with_its_position() {
     use crate::common::run_cli;
 
-    let dir = std::env::temp_dir().join(format!("xla-shape-hlo-text-{}", std::process::id()));
-    fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::TempDir::new().unwrap();
+    let dir = tmp.path();
     let cases: [(&str, &str, &str); 7] = [
         (
             "HloModule m\nENTRY e {\n  x = f32[2]{0} parameter(0)\n  y = f32[2]{0} add(x, x), foo={a=[1,2}\n}\n",
@@ -301,7 +301,6 @@ fn malformed_text_is_an_error_with_its_position() {
     let (status, _, stderr) = run_cli(&["hlo"], cases[0].0.as_bytes());
     assert_eq!(status, 1);
     assert!(stderr.starts_with("error: <stdin>:4:39: "), "{stderr}");
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The format is detected from the content (`HloModule` after whitespace) and `--format`
@@ -361,7 +360,8 @@ fn values_of_text_report_elided_constants() {
     let (status, stdout, _) = run_cli(&["values", &path], b"");
     assert_eq!(status, 0);
     assert!(stdout.contains("main/big.0: pred[3,4]{1,0} {...}  [elided in the dump]"), "{stdout}");
-    let dir = std::env::temp_dir().join(format!("xla-shape-npy-{}", std::process::id()));
+    let tmp = tempfile::TempDir::new().unwrap();
+    let dir = tmp.path().join("npy");
     let (status, _, stderr) = run_cli(&["values", "--npy", dir.to_str().unwrap(), &path], b"");
     assert_eq!(status, 1);
     assert!(stderr.contains("main/big.0: the constant is elided in the text dump"), "{stderr}");
@@ -371,7 +371,6 @@ fn values_of_text_report_elided_constants() {
     assert_eq!(status, 0, "{stderr}");
     assert!(!stdout.contains("elided in the dump"));
     assert!(dir.join("main.big.4.npy").exists()); // s16
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A listing larger than the spool's memory (4 MiB) moves to a temporary file and comes out

@@ -202,3 +202,19 @@ fn the_scan_finds_machine_paths_and_nothing_else() {
     assert_eq!(hits.len(), 1);
     assert_eq!((hits[0].0, hits[0].1), (2, 3), "the 0x0a before it is a line break");
 }
+
+/// Test directories are `tempfile::TempDir`s, removed when dropped even when a test fails: no
+/// test under `tests/it/` builds a path in the system's temporary directory by hand (issue 31:
+/// the suite left `xla-shape-cli-relayout-PID` folders behind).
+#[test]
+fn tests_make_their_directories_with_tempfile() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("it");
+    let needle = ["temp", "_dir()"].concat();
+    let mut offenders = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        offenders.extend(text.lines().filter(|l| l.contains(&needle)).map(|l| format!("{}: {l}", path.display())));
+    }
+    assert!(offenders.is_empty(), "use tempfile::TempDir: {offenders:#?}");
+}

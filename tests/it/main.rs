@@ -24,6 +24,8 @@ mod cli_relayout;
 mod cli_shard_files;
 #[cfg(feature = "cli")]
 mod cli_shards;
+#[cfg(all(feature = "cli", unix))]
+mod cli_signals;
 #[cfg(feature = "cli")]
 mod cli_values;
 mod codec;

@@ -12,6 +12,7 @@ use crate::cli::Io;
 use crate::cli::args::DrawArgs;
 use crate::cli::cmd;
 use crate::cli::fail::{Failure, Status};
+use crate::cli::outfile::OutFile;
 use crate::cli::output::{self, Reply};
 
 /// `ROWS,COLUMNS` as two dimension numbers.
@@ -40,6 +41,14 @@ fn summary(picture: &Picture, file: Option<&Path>) -> serde_json::Value {
     })
 }
 
+/// Writes the picture to `-o`'s file, if there is one.
+fn write_svg(out: Option<OutFile>, svg: &str) -> Result<(), Failure> {
+    let Some(mut out) = out else { return Ok(()) };
+    out.write_bytes(svg.as_bytes())?;
+    out.write_bytes(b"\n")?;
+    out.finish()
+}
+
 pub fn run(args: &DrawArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     let options = Options {
         grid: args.grid.as_deref().map(grid).transpose()?,
@@ -47,19 +56,18 @@ pub fn run(args: &DrawArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
         max_slices: args.max_slices,
         max_slots: args.max_slots,
     };
+    // The output first: one that cannot be written fails before the input is read.
+    let out = args.output.as_deref().map(OutFile::create).transpose()?;
     let loaded = cmd::load_shape(&args.source, args.shape.as_deref())?;
     if let Some(text) = &args.sharding {
-        return sharding(args, io, &loaded.shape, text);
+        return sharding(args, io, &loaded.shape, text, out);
     }
     let picture = draw::picture_of_shape(loaded.shape.view(), &options)?;
     let svg = picture.to_svg();
     let mut warnings = loaded.warnings;
     warnings.extend(cmd::text_loss_warning(&loaded.shape));
     output::warn(io.stderr, "", &warnings);
-    if let Some(path) = &args.output {
-        std::fs::write(path, format!("{svg}\n"))
-            .map_err(|e| Failure::invalid(format!("cannot write {}: {e}", path.display())))?;
-    }
+    write_svg(out, &svg)?;
     let file = args.output.as_deref();
     let text = match (args.json, file) {
         (true, _) => summary(&picture, file).to_string(),
@@ -70,16 +78,19 @@ pub fn run(args: &DrawArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
 }
 
 /// `--sharding`: the blocks of a sharding over the array, as SVG (or a JSON summary).
-fn sharding(args: &DrawArgs, io: &mut Io<'_>, shape: &crate::ShapeBuf, text: &str) -> Result<Status, Failure> {
+fn sharding(
+    args: &DrawArgs,
+    io: &mut Io<'_>,
+    shape: &crate::ShapeBuf,
+    text: &str,
+    out: Option<OutFile>,
+) -> Result<Status, Failure> {
     let array = cmd::array_of(shape)?;
     let sharding: crate::sharding::HloSharding = text.parse()?;
     let placement = sharding.placement(&array, args.devices)?;
     let picture = draw::sharding_picture(&placement);
     let svg = picture.to_svg();
-    if let Some(path) = &args.output {
-        std::fs::write(path, format!("{svg}\n"))
-            .map_err(|e| Failure::invalid(format!("cannot write {}: {e}", path.display())))?;
-    }
+    write_svg(out, &svg)?;
     let text = match (args.json, &args.output) {
         (true, file) => json!({
             "shape": shape.to_string(),

@@ -25,6 +25,7 @@ use crate::cli::cmd::printed::{Checked, Printed};
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, ModuleInput};
 use crate::cli::output::{self, Reply};
+use crate::cli::temp::TempFile;
 use crate::hlo::text::{Item as TextItem, TextOptions, TextReader};
 
 fn message(kind: HloType) -> HloMessage {
@@ -611,12 +612,12 @@ fn text_summary(text: &ModuleInput, format: ModuleFormatArgs, path: &str, prefix
 }
 
 /// Where a text listing waits until the module has been read to its end: memory up to
-/// [`SPOOL_MEMORY`], then a temporary file (removed when dropped). The text is read once; a
+/// [`SPOOL_MEMORY`], then an unlinked temporary file (`cli/temp.rs`). The text is read once; a
 /// syntax error discards the spool, so nothing is printed, and the header (which needs the
 /// computation count) is written before the spooled entries.
 struct Spool {
     memory: Vec<u8>,
-    file: Option<(std::fs::File, std::path::PathBuf)>,
+    file: Option<TempFile>,
 }
 
 /// The listing bytes a [`Spool`] keeps in memory before it moves to a file.
@@ -630,7 +631,8 @@ impl Spool {
     /// Writes everything spooled to `out`.
     fn copy_to(&mut self, out: &mut dyn Write) -> io::Result<()> {
         use std::io::Seek;
-        if let Some((file, _)) = &mut self.file {
+        if let Some(temp) = &mut self.file {
+            let file = temp.file_mut();
             io::Write::flush(file)?;
             file.seek(io::SeekFrom::Start(0))?;
             io::copy(file, out)?;
@@ -642,16 +644,11 @@ impl Spool {
 impl Write for Spool {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         if self.file.is_none() && self.memory.len().saturating_add(bytes.len()) > SPOOL_MEMORY {
-            let path = std::env::temp_dir().join(format!(
-                "xla-shape-listing-{}-{}",
-                std::process::id(),
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
-            ));
-            let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path)?;
-            self.file = Some((file, path));
+            self.file = Some(TempFile::anonymous("xla-shape-listing")?);
         }
         match &mut self.file {
-            Some((file, _)) => {
+            Some(temp) => {
+                let file = temp.file_mut();
                 // The memory part is written last: keep it empty once the file exists.
                 if !self.memory.is_empty() {
                     file.write_all(&self.memory)?;
@@ -666,14 +663,6 @@ impl Write for Spool {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
-    }
-}
-
-impl Drop for Spool {
-    fn drop(&mut self) {
-        if let Some((_, path)) = self.file.take() {
-            let _ = std::fs::remove_file(path);
-        }
     }
 }
 

@@ -21,6 +21,7 @@ use crate::cli::cmd;
 use crate::cli::data::{self, Sink, Source};
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, LoadedShape, MAX_INPUT_BYTES};
+use crate::cli::outfile::OutFile;
 use crate::relayout::{RelayoutPlan, StridedView};
 use crate::{PrimitiveType, ShapeBuf};
 
@@ -70,8 +71,8 @@ fn npy_descr(t: PrimitiveType) -> Option<TypeStr> {
 
 /// Where the input comes from.
 enum Input<'a> {
-    /// A regular file, positioned where the data (or the `.npy` header) starts.
-    File(File),
+    /// A regular file, positioned where the data (or the `.npy` header) starts, and its name.
+    File(File, String),
     /// Anything else: read in chunks.
     Stream(Box<dyn Read + 'a>),
 }
@@ -83,19 +84,19 @@ impl<'a> Input<'a> {
         let Some(path) = path else {
             if process_stdin {
                 if let Some(file) = stdin_file() {
-                    return Ok(Self::File(file));
+                    return Ok(Self::File(file, "standard input".to_owned()));
                 }
             }
             return Ok(Self::Stream(Box::new(stdin)));
         };
         let file = File::open(path).map_err(|e| Failure::invalid(format!("cannot open {path}: {e}")))?;
         let regular = file.metadata().map_err(|e| Failure::invalid(format!("cannot open {path}: {e}")))?.is_file();
-        Ok(if regular { Self::File(file) } else { Self::Stream(Box::new(std::io::BufReader::new(file))) })
+        Ok(if regular { Self::File(file, path.clone()) } else { Self::Stream(Box::new(std::io::BufReader::new(file))) })
     }
 
     fn reader(&mut self) -> &mut dyn Read {
         match self {
-            Self::File(file) => file,
+            Self::File(file, _) => file,
             Self::Stream(stream) => stream,
         }
     }
@@ -103,9 +104,9 @@ impl<'a> Input<'a> {
     /// The `expected` bytes that follow.
     fn load(self, expected: u64, args: &RelayoutArgs, what: &str) -> Result<Source, Failure> {
         match self {
-            Self::File(mut file) => {
+            Self::File(mut file, name) => {
                 let at = file.stream_position().map_err(|e| Failure::invalid(format!("cannot read the input: {e}")))?;
-                data::from_file(&mut file, at, expected, what, args.no_mmap)
+                data::from_file(&mut file, at, expected, what, args.no_mmap, &name)
             }
             Self::Stream(mut stream) => data::from_stream(&mut stream, expected, memory(args) / 2, what),
         }
@@ -233,11 +234,13 @@ pub fn run(args: &RelayoutArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     let header = if args.npy_out { npy_out_header(element_type, &dims)? } else { Vec::new() };
     let expected = u64::try_from(plan.src_len()).unwrap_or(u64::MAX);
     let what = if args.npy_in { "the .npy data" } else { "the physical size of FROM" };
-    let source = input.load(expected, args, what)?;
+    // The output first: one that cannot be written fails before a long input is read, and
+    // its temporary file exists for the whole run.
     let mut sink = match &args.output {
-        Some(path) => Sink::file(path)?,
+        Some(path) => Sink::File(OutFile::create(path)?),
         None => Sink::Stdout(&mut *io.stdout),
     };
+    let source = input.load(expected, args, what)?;
     let total =
         u64::try_from(plan.dst_len()).unwrap_or(u64::MAX).saturating_add(u64::try_from(header.len()).unwrap_or(0));
     let bar = (total > PROGRESS_BYTES && std::io::stderr().is_terminal())
@@ -269,7 +272,7 @@ pub fn run(args: &RelayoutArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
 /// both.
 fn produce(
     plan: &RelayoutPlan,
-    src: &[u8],
+    src: &Source,
     sink: &mut Sink<'_>,
     part: usize,
     pool: Option<&rayon::ThreadPool>,
@@ -298,7 +301,7 @@ fn produce(
                 let end = total.min(start.saturating_add(part));
                 let len = end.wrapping_sub(start);
                 let out = buf.get_mut(..len).unwrap_or_default();
-                let mut run = move || plan.run_range(src, out, start..end);
+                let mut run = move || plan.run_range(&src[..], out, start..end);
                 let result = match pool {
                     Some(pool) => pool.install(run),
                     None => run(),
@@ -313,6 +316,8 @@ fn produce(
         // Ends when the computing thread is done (it hangs up); returning early hangs up on it.
         for computed in done_parts {
             let (buf, len) = computed?;
+            // A mapped input truncated underneath read as zeros: they go nowhere.
+            src.check()?;
             sink.write(buf.get(..len).unwrap_or_default())?;
             if let Some(bar) = bar {
                 bar.inc(u64::try_from(len).unwrap_or(0));

@@ -5,7 +5,8 @@
 //! [`load`] too: `--split FILE --out-dir DIR` writes `DIR/device-D.bin` for every device,
 //! `--assemble DIR --output FILE` builds the global buffer back (`docs/shard-buffers.md`). Every
 //! file's length is checked (from its metadata) against the byte size the shape and the sharding
-//! give it before anything is read or allocated.
+//! give it before anything is read or allocated; every file written appears whole or not at all
+//! (`cli/outfile.rs`).
 
 use std::fmt::Write as _;
 use std::fs;
@@ -20,6 +21,7 @@ use crate::{Dim, text};
 use crate::cli::Io;
 use crate::cli::args::ShardsArgs;
 use crate::cli::fail::{Failure, Status};
+use crate::cli::outfile;
 use crate::cli::output;
 use crate::error::ShardBufferProblem;
 use crate::sharding::buffers::{ShardBuffers, ShardForm};
@@ -170,10 +172,6 @@ fn read(path: &Path) -> Result<Vec<u8>, Failure> {
     fs::read(path).map_err(|e| Failure::invalid(format!("cannot read {}: {e}", path.display())))
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    fs::write(path, bytes).map_err(|e| Failure::invalid(format!("cannot write {}: {e}", path.display())))
-}
-
 fn shard_error(problem: ShardBufferProblem, path: &Path) -> Failure {
     Failure::invalid(format!("{} ({})", crate::Error::ShardBuffer(Box::new(problem)), path.display()))
 }
@@ -192,7 +190,7 @@ fn buffers(args: &ShardsArgs, loaded: &Loaded) -> Result<Status, Failure> {
         fs::create_dir_all(out_dir)
             .map_err(|e| Failure::invalid(format!("cannot create {}: {e}", out_dir.display())))?;
         for (device, bytes) in plan.split(&global)? {
-            write(&device_file(out_dir, device), &bytes)?;
+            outfile::write(&device_file(out_dir, device), &bytes)?;
         }
     }
     if let (Some(dir), Some(output)) = (&args.assemble, &args.output) {
@@ -213,7 +211,7 @@ fn buffers(args: &ShardsArgs, loaded: &Loaded) -> Result<Status, Failure> {
         for device in plan.devices() {
             shards.push((device, read(&device_file(dir, device))?));
         }
-        write(output, &plan.assemble(shards.iter().map(|(d, b)| (*d, b.as_slice())))?)?;
+        outfile::write(output, &plan.assemble(shards.iter().map(|(d, b)| (*d, b.as_slice())))?)?;
     }
     Ok(Status::Ok)
 }

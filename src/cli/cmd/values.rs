@@ -3,7 +3,7 @@
 //! XLA's text; typed JSON; `.npy` files.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
@@ -18,6 +18,7 @@ use crate::cli::args::{ValuesArgs, ValuesType};
 use crate::cli::cmd::hlo as hlo_cmd;
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, ModuleInput};
+use crate::cli::outfile::OutFile;
 use crate::cli::output::{self, Reply};
 use crate::hlo::text::{Item as TextItem, TextOptions, TextReader};
 use crate::literal::Constant;
@@ -124,7 +125,7 @@ fn write_npy(dir: &Path, stem: &str, literal: &Literal<'_>, warnings: &mut Vec<S
     }
 }
 
-fn write_array_npy(path: &PathBuf, array: &ArrayLiteral<'_>, warnings: &mut Vec<String>) -> Result<(), Failure> {
+fn write_array_npy(path: &Path, array: &ArrayLiteral<'_>, warnings: &mut Vec<String>) -> Result<(), Failure> {
     use npyz::WriterBuilder;
     let ty = array.element_type();
     let values = array.values()?;
@@ -134,14 +135,14 @@ fn write_array_npy(path: &PathBuf, array: &ArrayLiteral<'_>, warnings: &mut Vec<
     }
     let shape: Vec<u64> = array.shape().dimensions().iter().map(|&d| u64::try_from(d).unwrap_or(0)).collect();
     let fail = |e: std::io::Error| Failure::invalid(format!("cannot write {}: {e}", path.display()));
-    let file = fs::File::create(path).map_err(fail)?;
-    let writer = std::io::BufWriter::new(file);
+    // A temporary file renamed onto PATH when complete (`cli/outfile.rs`).
+    let mut writer = std::io::BufWriter::new(OutFile::create(path)?);
     macro_rules! write_all {
         ($v:expr, $t:ty) => {{
             let mut out = npyz::WriteOptions::<$t>::new()
                 .default_dtype()
                 .shape(&shape)
-                .writer(writer)
+                .writer(&mut writer)
                 .begin_nd()
                 .map_err(fail)?;
             out.extend($v.iter().copied()).map_err(fail)?;
@@ -163,8 +164,11 @@ fn write_array_npy(path: &PathBuf, array: &ArrayLiteral<'_>, warnings: &mut Vec<
         Values::F64(v) => write_all!(v, f64),
         Values::C64(v) => write_all!(v, num_complex::Complex<f32>),
         Values::C128(v) => write_all!(v, num_complex::Complex<f64>),
-        _ => Ok(()),
-    }
+        // Every type numpy lacks returned above; a new one writes nothing, and the temporary
+        // file is removed.
+        _ => return Ok(()),
+    }?;
+    writer.into_inner().map_err(|e| fail(e.into_error()))?.finish()
 }
 
 /// One literal to report: its bytes (a proto input), its proto (parsed from text), or XLA's
