@@ -57,12 +57,16 @@ def timed(run: Callable[[], Any]) -> float:
 def interleaved(
     runs: dict[str, Callable[[], float]], rounds: int
 ) -> dict[str, tuple[float, float, float]]:
-    """Each round runs every contender once, in turn, so that all see the same machine; the
-    first round is a warm-up (page faults of reused buffers, plans). Median, min, max."""
+    """Each round runs every contender once, in turn (starting one further each round), so
+    that all see the same machine; the first round is a warm-up (page faults of reused buffers,
+    plans). Median, min, max."""
     times: dict[str, list[float]] = {name: [] for name in runs}
+    names = list(runs)
     for k in range(rounds + 1):
-        for name, run in runs.items():
-            t = run()
+        # Each round starts with the next contender: none always follows the same one (a
+        # 1 GiB allocation freed just before, say).
+        for name in names[k % len(names) :] + names[: k % len(names)]:
+            t = runs[name]()
             if k > 0:
                 times[name].append(t)
     return {name: (statistics.median(t), min(t), max(t)) for name, t in times.items()}
