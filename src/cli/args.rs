@@ -311,12 +311,16 @@ pub enum HloType {
 /// Whether a module file is HLO text or a serialized proto.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModuleFormat {
-    /// Text if the content starts (after whitespace) with `HloModule`, else a proto.
+    /// Text if the content starts (after whitespace) with `HloModule`, StableHLO if it starts
+    /// as MLIR text does, else a proto.
     Auto,
     /// XLA's HLO text (`--xla_dump_to` `.txt` dumps, `as_text()`).
     Text,
     /// A serialized proto (`--type` says which message).
     Proto,
+    /// StableHLO MLIR text (`lowered.as_text()`, `jax.export`): detected when the content starts
+    /// with `module`, `func.func` or an alias definition (`#loc…`).
+    Mlir,
 }
 
 /// How a module file is read: its format, and the text reader's statement limit.

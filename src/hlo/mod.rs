@@ -28,6 +28,7 @@
 //! wins; a later `shape` is merged into the earlier one). Each shape is decoded on its own, with
 //! prost's full limit of 100 nested messages (XLA's C++ parser counts the module levels too).
 
+pub mod mlir;
 pub mod text;
 
 use std::fmt;

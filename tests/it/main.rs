@@ -50,6 +50,8 @@ mod shard_buffers;
 mod sharding;
 mod shardy;
 mod size;
+#[cfg(feature = "cli")]
+mod stablehlo;
 mod strategy_smoke;
 mod text;
 mod text_lost;

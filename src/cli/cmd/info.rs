@@ -119,7 +119,7 @@ fn module_reply(summary: &hlo::ModuleSummary) -> Reply {
 
 pub fn run(args: &InfoArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     let module_path = args.shape.shape.as_deref().map(Path::new).filter(|p| p.is_file());
-    let forced = args.message.is_some() || args.format.format == ModuleFormat::Text;
+    let forced = args.message.is_some() || matches!(args.format.format, ModuleFormat::Text | ModuleFormat::Mlir);
     if module_path.is_some() || forced {
         if args.shape.output.lines {
             return Err(Failure::Usage("info of a module reads one module, not --lines".into()));

@@ -312,6 +312,10 @@ fn text_reply(args: &ValuesArgs, input: &ModuleInput, path: &str, io_dir: Option
 fn any_reply(args: &ValuesArgs, input: &ModuleInput, path: &str) -> Result<Reply, Failure> {
     match input {
         ModuleInput::Proto(bytes) => reply(args, bytes, args.npy.as_deref()),
+        mlir if mlir.is_mlir() => Err(Failure::invalid(format!(
+            "{path}: StableHLO text: `values` reads the constants of HLO modules (text or proto); \
+             list this module's shapes with `xla-shape hlo`"
+        ))),
         text => text_reply(args, text, path, args.npy.as_deref()),
     }
 }
