@@ -52,6 +52,7 @@ mod shardy;
 mod size;
 #[cfg(feature = "cli")]
 mod stablehlo;
+mod stablehlo_prop;
 mod strategy_smoke;
 mod text;
 mod text_lost;

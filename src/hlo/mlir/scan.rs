@@ -141,6 +141,63 @@ pub(super) fn last_colon(text: &str, from: usize) -> Result<Option<usize>, Faile
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// An independent reference for [`value_end`]: a stack of open brackets, one byte at a time.
+    /// `Some(end)` where the scan would stop, `None` where it would fail.
+    fn reference(text: &str, stops: &[u8]) -> Option<usize> {
+        let bytes = text.as_bytes();
+        let mut stack: Vec<u8> = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if stack.is_empty() && stops.contains(&b) {
+                return Some(i);
+            }
+            match b {
+                b'"' => {
+                    i += 1;
+                    loop {
+                        match bytes.get(i) {
+                            None | Some(b'\n') => return None,
+                            Some(b'\\') => i += 2,
+                            Some(b'"') => break,
+                            Some(_) => i += 1,
+                        }
+                    }
+                }
+                b'(' | b'[' | b'{' | b'<' => {
+                    if stack.len() == MAX_NESTING {
+                        return None;
+                    }
+                    stack.push(b);
+                }
+                b'>' if i > 0 && bytes[i - 1] == b'-' => {}
+                b')' | b']' | b'}' | b'>' => match stack.pop() {
+                    None => return Some(i),
+                    Some(open) if closing(open) == b => {}
+                    Some(_) => return None,
+                },
+                _ => {}
+            }
+            i += 1;
+        }
+        stack.is_empty().then_some(bytes.len())
+    }
+
+    proptest! {
+        /// The skipper never panics, agrees with the reference on where a value ends and on
+        /// which texts it refuses, and what it skips is balanced.
+        #[test]
+        fn the_skipper_agrees_with_a_bracket_stack(text in "[()\\[\\]{}<>\"\\\\,:a\\- \n]{0,40}") {
+            let got = value_end(&text, 0, b",").ok();
+            prop_assert_eq!(got, reference(&text, b","));
+            if let Some(end) = got {
+                prop_assert_eq!(reference(&text[..end], b""), Some(end));
+            }
+            let _ = last_colon(&text, 0);
+        }
+    }
 
     #[test]
     fn values_skip_nested_brackets_and_strings() {
