@@ -59,4 +59,6 @@ mod text_lost;
 mod tiling;
 mod util;
 mod validation;
+#[cfg(feature = "cli")]
+mod xla_dump;
 mod xla_fixtures;

@@ -36,6 +36,39 @@ fn message(kind: HloType) -> HloMessage {
     }
 }
 
+/// The name of a message and the `--type` that reads it.
+fn named(message: HloMessage) -> (&'static str, &'static str) {
+    match message {
+        HloMessage::Module => ("HloModuleProto", "module"),
+        HloMessage::Proto => ("HloProto", "proto"),
+        HloMessage::Snapshot => ("HloSnapshot", "snapshot"),
+    }
+}
+
+/// The message a proto module file holds: the one `--type` names, else the one its bytes read
+/// as whole ([`hlo::detect`], the file name `path` a hint), else a module (whose error then
+/// says that none fits).
+pub(crate) fn resolve(given: Option<HloType>, bytes: &[u8], path: Option<&str>) -> HloMessage {
+    given.map_or_else(|| hlo::detect(bytes, path).unwrap_or(HloMessage::Module), message)
+}
+
+/// A failure to read a proto module, with which `--type` reads it when another does, or that
+/// none does when it was told from the bytes.
+pub(crate) fn hinted(failure: Failure, given: Option<HloType>, bytes: &[u8], path: Option<&str>) -> Failure {
+    let Failure::Invalid(text) = failure else { return failure };
+    let note = match (given, hlo::detect(bytes, path)) {
+        (Some(given), Some(found)) if found != message(given) => {
+            let (name, flag) = named(found);
+            format!(" (the bytes read as an {name}: give `--type {flag}`, or no `--type`)")
+        }
+        (None, None) => " (the bytes read whole as none of HloModuleProto, HloProto and HloSnapshot: \
+             `--type module|proto|snapshot` names one, to see where it fails)"
+            .to_owned(),
+        _ => String::new(),
+    };
+    Failure::Invalid(format!("{text}{note}"))
+}
+
 /// The kinds of site the summary counts, by [`kind_index`] (the last two: a StableHLO
 /// function's parameters and results).
 const KINDS: [&str; 7] = [
@@ -164,7 +197,7 @@ pub(crate) struct ModuleSummary {
 /// Reads a module (text or proto) once, as the listing does, keeping what `info` shows.
 pub(crate) fn module_summary(
     input: &ModuleInput,
-    kind_of: HloType,
+    given: Option<HloType>,
     format: ModuleFormatArgs,
     path: &str,
 ) -> Result<ModuleSummary, Failure> {
@@ -174,9 +207,13 @@ pub(crate) fn module_summary(
             if bytes.is_empty() {
                 return Err(Failure::invalid("empty input: no HLO bytes"));
             }
-            let header = hlo::header(bytes, message(kind_of))?;
-            let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), &mut Listing::Collect(&mut collected))?;
-            (header.name.to_owned(), header.computations, tally)
+            let kind_of = resolve(given, bytes, Some(path));
+            let read = |collected: &mut Collected| -> Result<_, Failure> {
+                let header = hlo::header(bytes, kind_of)?;
+                let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), &mut Listing::Collect(collected))?;
+                Ok((header.name.to_owned(), header.computations, tally))
+            };
+            read(&mut collected).map_err(|f| hinted(f, given, bytes, Some(path)))?
         }
         text => walk_text(text, format, path, &mut Listing::Collect(&mut collected))?,
     };
@@ -467,9 +504,9 @@ fn entry(
 }
 
 /// Walks the module, writing each shape and finding to `listing` as it comes.
-fn walk(kind_of: HloType, bytes: &[u8], meshes: &Meshes, listing: &mut Listing<'_>) -> Result<Tally, Failure> {
+fn walk(kind_of: HloMessage, bytes: &[u8], meshes: &Meshes, listing: &mut Listing<'_>) -> Result<Tally, Failure> {
     let mut tally = Tally::default();
-    for found in hlo::walk(bytes, message(kind_of)) {
+    for found in hlo::walk(bytes, kind_of) {
         match found? {
             Found::Shape(sited) => {
                 let sharding = sharding_of(&sited.site);
@@ -495,12 +532,17 @@ fn walk(kind_of: HloType, bytes: &[u8], meshes: &Meshes, listing: &mut Listing<'
 }
 
 /// The summary of one module (for `--lines`).
-fn summary(kind_of: HloType, bytes: &[u8], name: &str) -> Result<Reply, Failure> {
+fn summary(given: Option<HloType>, bytes: &[u8], name: &str, path: &str) -> Result<Reply, Failure> {
     if bytes.is_empty() {
         return Err(Failure::invalid("empty input: no HLO bytes"));
     }
-    let header = hlo::header(bytes, message(kind_of))?;
-    let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), &mut Listing::None)?;
+    let kind_of = resolve(given, bytes, Some(path));
+    let read = || -> Result<_, Failure> {
+        let header = hlo::header(bytes, kind_of)?;
+        let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), &mut Listing::None)?;
+        Ok((header, tally))
+    };
+    let (header, tally) = read().map_err(|f| hinted(f, given, bytes, Some(path)))?;
     let mut json = serde_json::Map::new();
     json.insert("module".into(), json!(header.name));
     json.insert("computations".into(), json!(header.computations));
@@ -522,13 +564,21 @@ fn finish(json: bool, tally: &Tally, listing: &mut Listing<'_>) -> Result<(), Fa
 }
 
 /// The full listing of one module, written as the walk goes.
-fn list(kind_of: HloType, bytes: &[u8], json: bool, stdout: &mut dyn Write) -> Result<Status, Failure> {
+fn list(
+    given: Option<HloType>,
+    bytes: &[u8],
+    path: Option<&str>,
+    json: bool,
+    stdout: &mut dyn Write,
+) -> Result<Status, Failure> {
     if bytes.is_empty() {
         return Err(Failure::invalid("empty input: no HLO bytes"));
     }
-    let header = hlo::header(bytes, message(kind_of))?;
+    let kind_of = resolve(given, bytes, path);
+    let header = hlo::header(bytes, kind_of).map_err(|e| hinted(e.into(), given, bytes, path))?;
     spooled(json, stdout, |listing| {
-        let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), listing)?;
+        let tally =
+            walk(kind_of, bytes, &meshes(header.sdy_meshes), listing).map_err(|f| hinted(f, given, bytes, path))?;
         Ok((header.name.to_owned(), header.computations, tally))
     })
 }
@@ -537,14 +587,17 @@ pub fn run(args: &HloArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     if args.output.lines {
         return output::each_line(io, args.output.json, input::LineKind::Path, |line| {
             match input::module_input(None, Some(Path::new(line)), args.format.format)? {
-                ModuleInput::Proto(bytes) => summary(args.message, &bytes, &format!("{line}: ")),
+                ModuleInput::Proto(bytes) => summary(args.message, &bytes, &format!("{line}: "), line),
                 text => text_summary(&text, args.format, line, &format!("{line}: ")),
             }
         });
     }
     let path = args.file.as_deref().or(args.path.as_deref());
     match input::module_input(Some(&mut *io.stdin), path, args.format.format)? {
-        ModuleInput::Proto(bytes) => list(args.message, &bytes, args.output.json, io.stdout),
+        ModuleInput::Proto(bytes) => {
+            let name = path.and_then(|p| p.file_name()).and_then(|n| n.to_str());
+            list(args.message, &bytes, name, args.output.json, io.stdout)
+        }
         text => list_text(&text, args.format, &display_path(path), args.output.json, io.stdout),
     }
 }

@@ -8,7 +8,7 @@ use crate::cli::Io;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::cli::args::{HloType, InfoArgs, ModuleFormat};
+use crate::cli::args::{InfoArgs, ModuleFormat};
 use crate::cli::cmd::{self, hlo};
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, LoadedShape};
@@ -126,8 +126,7 @@ pub fn run(args: &InfoArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
         }
         let path = module_path.or(args.shape.source.file.as_deref());
         let input = input::module_input(Some(&mut *io.stdin), path, args.format.format)?;
-        let kind = args.message.unwrap_or(HloType::Module);
-        let summary = hlo::module_summary(&input, kind, args.format, &hlo::display_path(path))?;
+        let summary = hlo::module_summary(&input, args.message, args.format, &hlo::display_path(path))?;
         return output::emit(io, &module_reply(&summary), args.shape.output.json);
     }
     let args = &args.shape;
