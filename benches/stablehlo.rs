@@ -17,10 +17,12 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+#[path = "support/listing.rs"]
+mod support;
 use xla_shape::hlo::mlir::{Item, MlirReader};
 
 /// One function of about 1.5 MB: its signature, then operations of every form, cycled.
@@ -90,20 +92,6 @@ fn generate(dir: &Path, megabytes: usize) -> io::Result<PathBuf> {
     Ok(path)
 }
 
-fn rss_anon_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("RssAnon:")).map(str::to_owned))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
-}
-
-fn listing(path: &Path) {
-    let path = path.to_str().unwrap();
-    let status = xla_shape::cli::run(["xla-shape", "hlo", path], &mut io::empty(), &mut io::sink(), &mut io::sink());
-    assert_eq!(status, 0);
-}
-
 fn bench(c: &mut Criterion) {
     let megabytes = std::env::var("STABLEHLO_BENCH_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(100);
     let dir = std::env::temp_dir().join(format!("xla-shape-stablehlo-bench-{}", std::process::id()));
@@ -111,23 +99,8 @@ fn bench(c: &mut Criterion) {
     let text = generate(&dir, megabytes).unwrap();
     let size = std::fs::metadata(&text).unwrap().len();
 
-    let before = rss_anon_kib();
-    let peak = AtomicU64::new(before);
-    let done = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while !done.load(Ordering::Relaxed) {
-                peak.fetch_max(rss_anon_kib(), Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        });
-        listing(&text);
-        done.store(true, Ordering::Relaxed);
-    });
-    eprintln!(
-        "stablehlo: {size} bytes of text; RssAnon before {before} KiB, peak during one listing {} KiB",
-        peak.load(Ordering::Relaxed)
-    );
+    let (before, peak) = support::peak_of_one_listing(&text);
+    eprintln!("stablehlo: {size} bytes of text; RssAnon before {before} KiB, peak during one listing {peak} KiB");
 
     let mut group = c.benchmark_group("stablehlo");
     group.sample_size(10).measurement_time(Duration::from_secs(20)).throughput(Throughput::Bytes(size));
@@ -144,7 +117,7 @@ fn bench(c: &mut Criterion) {
             ops
         });
     });
-    group.bench_function("hlo_listing_mlir", |b| b.iter(|| listing(&text)));
+    group.bench_function("hlo_listing_mlir", |b| b.iter(|| support::listing(&text)));
     group.finish();
     std::fs::remove_dir_all(&dir).unwrap();
 }

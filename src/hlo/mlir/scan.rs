@@ -6,7 +6,7 @@
 //! newlines).
 
 use crate::error::HloTextProblem;
-use crate::hlo::text::cursor::{Failed, byte_class, is_in};
+use crate::hlo::text::cursor::{Failed, byte_class, is_in, skip_string as string_end};
 
 /// The bytes [`value_end`] stops at.
 const SPECIAL: [bool; 256] = byte_class(b"\"()[]{}<>,:");
@@ -39,20 +39,6 @@ fn found(text: &str, at: usize) -> String {
     text.get(at..)
         .and_then(|rest| rest.chars().next())
         .map_or_else(|| "end of statement".to_owned(), |c| format!("`{c}`"))
-}
-
-/// The offset after the string that starts at `open` (a `"`); `None` if it does not end on its
-/// line.
-pub(super) fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
-    let mut i = open.saturating_add(1);
-    loop {
-        match bytes.get(i)? {
-            b'\\' => i = i.saturating_add(2),
-            b'"' => return Some(i.saturating_add(1)),
-            b'\n' => return None,
-            _ => i = i.saturating_add(1),
-        }
-    }
 }
 
 /// Where a value starting at `from` ends: the first byte of `stops` outside brackets and

@@ -309,7 +309,7 @@ fn unterminated(open: usize) -> Failed {
 
 /// The offset after the string that starts at `open` (a `"`); `None` if it does not end on its
 /// line.
-fn skip_string(bytes: &[u8], open: usize) -> Option<usize> {
+pub(in crate::hlo) fn skip_string(bytes: &[u8], open: usize) -> Option<usize> {
     let mut i = open.saturating_add(1);
     loop {
         match bytes.get(i)? {
