@@ -44,7 +44,7 @@
 //!     match item {
 //!         Item::Function(f) => {
 //!             let p = &f.parameters[0];
-//!             assert_eq!(p.shape.to_string(), "bf16[8]{0}");
+//!             assert_eq!(p.shape.as_ref().map(ToString::to_string).as_deref(), Some("bf16[8]{0}"));
 //!             assert!(matches!(&p.attributes.sharding, Some(ShardingAttribute::Shardy(_))));
 //!             seen.push(format!("{} {} -> {}", f.name, f.parameters.len(), f.results.len()));
 //!         }
