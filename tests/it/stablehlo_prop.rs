@@ -224,3 +224,12 @@ fn errors_have_lines_and_columns() {
         assert!(error.to_string().contains(phrase), "{text}: {error}");
     }
 }
+
+/// A declared result count allocates nothing: the op is listed only when the stated types are
+/// as many.
+#[test]
+fn result_counts_are_not_allocated() {
+    let text = "module {\n  func.func @f() {\n    %0:4000000000 = x.y : tensor<f32>\n    %1:2, %2 = x.z : tensor<f32>, tensor<i1>, tensor<2xui8>\n  }\n}\n";
+    let (_, ops) = read(text).unwrap();
+    assert_eq!(ops, ["%1#0=f32[]", "%1#1=pred[]", "%2=u8[2]{0}"]);
+}

@@ -184,6 +184,7 @@ pub struct Op<'a> {
     /// The operation's name (`stablehlo.add`, `sdy.manual_computation`; a generic form's
     /// `"stablehlo.case"` without its quotes).
     pub name: &'a str,
+    /// Each result name's range in `names_text`, and its count when written `%0:N`.
     names: &'a [(Range<usize>, Option<usize>)],
     names_text: &'a str,
     shapes: &'a [ShapeRef],
@@ -205,11 +206,17 @@ impl<'a> Op<'a> {
 
     /// The name of result `index`: `%0`, or `%0#1` for the second of `%0:2`.
     pub fn result_name(&self, index: usize) -> String {
-        match self.names.get(index) {
-            Some((range, None)) => self.names_text.get(range.clone()).unwrap_or("").to_owned(),
-            Some((range, Some(i))) => format!("{}#{i}", self.names_text.get(range.clone()).unwrap_or("")),
-            None => String::new(),
+        let mut first = 0usize;
+        for (range, count) in self.names {
+            let name = self.names_text.get(range.clone()).unwrap_or("");
+            let within = index.checked_sub(first);
+            match (count, within) {
+                (None, Some(0)) => return name.to_owned(),
+                (Some(count), Some(i)) if i < *count => return format!("{name}#{i}"),
+                _ => first = first.saturating_add(count.unwrap_or(1)),
+            }
         }
+        String::new()
     }
 
     /// The XLA shape of result `index`.
@@ -758,20 +765,22 @@ impl State {
     /// The result types after the last `:` outside brackets from `from`, for the results in
     /// `self.names`; `None` when there are none or a type has no XLA shape.
     fn results(&mut self, text: &str, from: usize) -> Result<Option<Kind>, Failed> {
+        // The names and counts as written (`%0:1000000` allocates nothing): the results number
+        // their sum, which must equal the types the statement states.
         self.name_list.clear();
+        let mut results = 0usize;
         let mut cursor = Cursor::new(&self.names);
         while cursor.eat(b'%') {
             let start = cursor.pos;
             let word = cursor.word().unwrap_or("");
             let range = start.saturating_sub(1)..start.saturating_add(word.len());
-            if cursor.eat(b':') {
-                let count = cursor.integer("a result count").unwrap_or(0);
-                for i in 0..usize::try_from(count).unwrap_or(0).min(1 << 16) {
-                    self.name_list.push((range.clone(), Some(i)));
-                }
+            let count = if cursor.eat(b':') {
+                Some(usize::try_from(cursor.integer("a result count").unwrap_or(0)).unwrap_or(0))
             } else {
-                self.name_list.push((range, None));
-            }
+                None
+            };
+            results = results.saturating_add(count.unwrap_or(1));
+            self.name_list.push((range, count));
             if !cursor.eat(b',') {
                 break;
             }
@@ -802,7 +811,7 @@ impl State {
         if !cursor.at_end() {
             return Err(cursor.expected("the end of the operation after its types"));
         }
-        if self.type_texts.len() != self.name_list.len() || self.type_texts.is_empty() {
+        if self.type_texts.len() != results || self.type_texts.is_empty() {
             return Ok(None);
         }
         self.shapes.clear();
