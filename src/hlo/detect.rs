@@ -4,9 +4,11 @@
 //! bytes (`docs/hlo.md`, "Which message").
 //!
 //! All three start with field 1 of wire type 2: the module's name, the module, or the
-//! `HloProto`. Each reading is tried in turn — the file name's convention first
-//! (`*.snapshot.N.pb`, `*.hlo.pb`), then the most wrapped — and the first that walks the whole
-//! input without an error and finds at least one computation wins. A name is rarely a
+//! `HloProto`. Each reading's header (the module's top-level fields, computations skipped by
+//! their length) is tried in turn — the file name's convention first (`*.snapshot.N.pb`,
+//! `*.hlo.pb`), then the most wrapped — and a reading whose header decodes with at least one
+//! computation is a candidate. One candidate is the answer (its walk, done once by the caller,
+//! reports any later error); of two, the first whose whole walk decodes. A name is rarely a
 //! well-formed message (its first letter would be a tag and its second a length), so a module is
 //! not read as a wrapper by accident; a wrapper whose bytes are all valid UTF-8 would read as a
 //! module with a strange name, which is why the wrapped readings go first.
@@ -22,8 +24,8 @@ pub fn reads_as(bytes: &[u8], message: HloMessage) -> bool {
     }
 }
 
-/// The message `bytes` hold, if one of the three reads them whole (see the [module](self)
-/// docs); `name` is the file's name, a hint for the order tried.
+/// The message `bytes` hold, if the header of one of the three decodes (see the
+/// [module](self) docs); `name` is the file's name, a hint for the order tried.
 ///
 /// ```
 /// use xla_shape::hlo::{HloMessage, detect};
@@ -46,5 +48,15 @@ pub fn detect(bytes: &[u8], name: Option<&str>) -> Option<HloMessage> {
         }
     });
     let order = [HloMessage::Snapshot, HloMessage::Proto, HloMessage::Module];
-    hinted.into_iter().chain(order).find(|&message| reads_as(bytes, message))
+    // The header alone (top-level fields, computations skipped by their length) rules most
+    // readings out; the whole walk decides only between readings whose headers both decode.
+    let mut candidates = hinted
+        .into_iter()
+        .chain(order)
+        .filter(|&message| header(bytes, message).is_ok_and(|module| module.computations > 0));
+    let first = candidates.next()?;
+    match candidates.find(|&other| other != first) {
+        None => Some(first),
+        Some(second) => [first, second].into_iter().find(|&message| reads_as(bytes, message)).or(Some(first)),
+    }
 }

@@ -61,7 +61,7 @@ pub(crate) fn hinted(failure: Failure, given: Option<HloType>, bytes: &[u8], pat
             let (name, flag) = named(found);
             format!(" (the bytes read as an {name}: give `--type {flag}`, or no `--type`)")
         }
-        (None, None) => " (the bytes read whole as none of HloModuleProto, HloProto and HloSnapshot: \
+        (None, None) => " (the bytes read as none of HloModuleProto, HloProto and HloSnapshot: \
              `--type module|proto|snapshot` names one, to see where it fails)"
             .to_owned(),
         _ => String::new(),
