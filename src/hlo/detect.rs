@@ -24,8 +24,10 @@ pub fn reads_as(bytes: &[u8], message: HloMessage) -> bool {
     }
 }
 
-/// The message `bytes` hold, if the header of one of the three decodes (see the
-/// [module](self) docs); `name` is the file's name, a hint for the order tried.
+/// The message `bytes` hold, if the header of one of the three decodes (`docs/hlo.md`, "Which
+/// message": the file name's convention first, then snapshot, `HloProto`, module; of two readings
+/// whose headers decode, the first whose whole walk decodes); `name` is the file's name, a hint
+/// for the order tried.
 ///
 /// ```
 /// use xla_shape::hlo::{HloMessage, detect};
