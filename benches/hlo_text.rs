@@ -15,10 +15,12 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+#[path = "support/listing.rs"]
+mod support;
 use xla_shape::hlo::text::{Item, TextReader};
 use xla_shape::prost::encoding::{WireType, encode_key, encode_varint};
 
@@ -80,20 +82,6 @@ fn generate(dir: &Path, megabytes: usize) -> io::Result<(PathBuf, PathBuf)> {
     Ok((text_path, proto_path))
 }
 
-fn rss_anon_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("RssAnon:")).map(str::to_owned))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
-}
-
-fn listing(path: &Path) {
-    let path = path.to_str().unwrap();
-    let status = xla_shape::cli::run(["xla-shape", "hlo", path], &mut io::empty(), &mut io::sink(), &mut io::sink());
-    assert_eq!(status, 0);
-}
-
 fn bench(c: &mut Criterion) {
     let megabytes = std::env::var("HLO_TEXT_BENCH_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(100);
     let dir = std::env::temp_dir().join(format!("xla-shape-hlo-text-bench-{}", std::process::id()));
@@ -102,23 +90,8 @@ fn bench(c: &mut Criterion) {
     let size = std::fs::metadata(&text).unwrap().len();
 
     // Peak anonymous memory of one text listing, sampled.
-    let before = rss_anon_kib();
-    let peak = AtomicU64::new(before);
-    let done = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while !done.load(Ordering::Relaxed) {
-                peak.fetch_max(rss_anon_kib(), Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        });
-        listing(&text);
-        done.store(true, Ordering::Relaxed);
-    });
-    eprintln!(
-        "hlo_text: {size} bytes of text; RssAnon before {before} KiB, peak during one text listing {} KiB",
-        peak.load(Ordering::Relaxed)
-    );
+    let (before, peak) = support::peak_of_one_listing(&text);
+    eprintln!("hlo_text: {size} bytes of text; RssAnon before {before} KiB, peak during one text listing {peak} KiB");
 
     let mut group = c.benchmark_group("hlo_text");
     group.sample_size(10).measurement_time(Duration::from_secs(20)).throughput(Throughput::Bytes(size));
@@ -135,8 +108,8 @@ fn bench(c: &mut Criterion) {
             instructions
         });
     });
-    group.bench_function("hlo_listing_text", |b| b.iter(|| listing(&text)));
-    group.bench_function("hlo_listing_proto", |b| b.iter(|| listing(&proto)));
+    group.bench_function("hlo_listing_text", |b| b.iter(|| support::listing(&text)));
+    group.bench_function("hlo_listing_proto", |b| b.iter(|| support::listing(&proto)));
     group.finish();
     std::fs::remove_dir_all(&dir).unwrap();
 }

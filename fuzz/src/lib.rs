@@ -251,6 +251,53 @@ pub fn hlo_text(data: &[u8]) {
     let _ = items(data, 64, false);
 }
 
+/// Target `stablehlo`: bytes → the StableHLO reader (whole and one byte at a time) → the same
+/// items either way; every listed shape prints and parses back; after an error nothing more; a
+/// short statement limit is an error, never a panic; `is_mlir_text` never panics.
+pub fn stablehlo(data: &[u8]) {
+    use xla_shape::hlo::mlir::{Item, MlirReader, is_mlir_text};
+    use xla_shape::hlo::text::TextOptions;
+
+    fn items<R: std::io::BufRead>(reader: R, limit: usize) -> (Vec<String>, Option<String>) {
+        let mut reader = MlirReader::with_options(reader, TextOptions { max_statement_bytes: limit });
+        let mut out = Vec::new();
+        loop {
+            match reader.next_item() {
+                Ok(None) => break,
+                Err(error) => {
+                    assert!(reader.next_item().expect("after an error: nothing").is_none());
+                    return (out, Some(error.to_string()));
+                }
+                Ok(Some(Item::Function(f))) => {
+                    for value in f.parameters.iter().chain(f.results) {
+                        if let Some(shape) = &value.shape {
+                            let printed = shape.to_string();
+                            let back = text::parse_shape_raw(&printed).expect("a listed shape prints and parses back");
+                            assert_eq!(&back, shape, "{printed}");
+                        }
+                        out.push(format!("{} {} {:?}", f.name, value.type_text, value.attributes));
+                    }
+                }
+                Ok(Some(Item::Op(op))) => {
+                    for i in 0..op.len() {
+                        let shape = op.shape(i).expect("a listed result has a shape");
+                        out.push(format!("{} {} {shape}", op.name, op.result_name(i)));
+                    }
+                }
+                Ok(Some(Item::Module(m))) => out.push(format!("module {:?} {:?}", m.name, m.attributes)),
+                Ok(Some(Item::Mesh(m))) => out.push(format!("mesh {} {}", m.name, m.mesh)),
+                Ok(Some(Item::FunctionEnd(name))) => out.push(format!("end {name}")),
+            }
+        }
+        (out, None)
+    }
+    let _ = is_mlir_text(data);
+    let whole = items(data, 1 << 20);
+    let trickled = items(std::io::BufReader::with_capacity(1, data), 1 << 20);
+    assert_eq!(whole, trickled);
+    let _ = items(data, 64);
+}
+
 /// Target `literal`: selector byte 0 (even) → the rest is a `LiteralProto`, 1 (odd) → an
 /// `HloSnapshot`. Strict and lenient decode agree with prost (compared through encodings: values
 /// may be NaN), the report is empty exactly when re-encoding gives the input back, and every

@@ -311,12 +311,16 @@ pub enum HloType {
 /// Whether a module file is HLO text or a serialized proto.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModuleFormat {
-    /// Text if the content starts (after whitespace) with `HloModule`, else a proto.
+    /// Text if the content starts (after whitespace) with `HloModule`, StableHLO if it starts
+    /// as MLIR text does, else a proto.
     Auto,
     /// XLA's HLO text (`--xla_dump_to` `.txt` dumps, `as_text()`).
     Text,
     /// A serialized proto (`--type` says which message).
     Proto,
+    /// StableHLO MLIR text (`lowered.as_text()`, `jax.export`): detected when the content starts
+    /// with `module`, `func.func` or an alias definition (`#loc…`).
+    Mlir,
 }
 
 /// How a module file is read: its format, and the text reader's statement limit.
@@ -333,9 +337,11 @@ pub struct ModuleFormatArgs {
 
 #[derive(Debug, Args)]
 pub struct HloArgs {
-    /// The message the file holds (a proto; HLO text is always a module).
-    #[arg(long = "type", value_enum, default_value_t = HloType::Module)]
-    pub message: HloType,
+    /// The message the file holds (a proto; HLO text is always a module). Default: told from
+    /// the bytes (an `HloModuleProto`, an `HloProto` as `--xla_dump_hlo_as_proto` writes, or an
+    /// `HloSnapshot`).
+    #[arg(long = "type", value_enum)]
+    pub message: Option<HloType>,
     #[command(flatten)]
     pub format: ModuleFormatArgs,
     #[command(flatten)]
@@ -366,9 +372,10 @@ pub enum ValuesType {
 
 #[derive(Debug, Args)]
 pub struct ValuesArgs {
-    /// The message the file holds (a proto; HLO text is always a module).
-    #[arg(long = "type", value_enum, default_value_t = ValuesType::Module)]
-    pub message: ValuesType,
+    /// The message the file holds (a proto; HLO text is always a module). Default: told from
+    /// the bytes, as for `hlo` (a lone `LiteralProto` needs `--type literal`).
+    #[arg(long = "type", value_enum)]
+    pub message: Option<ValuesType>,
     #[command(flatten)]
     pub format: ModuleFormatArgs,
     /// `--json`: one JSON object with typed values (flat, row-major).

@@ -274,18 +274,27 @@ pub enum ModuleInput {
     TextBytes(Vec<u8>),
     /// A serialized proto, held whole.
     Proto(Vec<u8>),
+    /// StableHLO MLIR text in a file, read as a stream.
+    MlirFile(std::path::PathBuf),
+    /// StableHLO MLIR text from stdin, held whole.
+    MlirBytes(Vec<u8>),
 }
 
 impl ModuleInput {
+    /// Whether it holds StableHLO MLIR text.
+    pub fn is_mlir(&self) -> bool {
+        matches!(self, Self::MlirFile(_) | Self::MlirBytes(_))
+    }
+
     /// A reader of the text from its start, for one pass.
     pub fn text_reader(&self) -> Result<Box<dyn BufRead + '_>, Failure> {
         match self {
-            Self::TextFile(path) => {
+            Self::TextFile(path) | Self::MlirFile(path) => {
                 let file =
                     File::open(path).map_err(|e| Failure::invalid(format!("cannot open {}: {e}", path.display())))?;
                 Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, file)))
             }
-            Self::TextBytes(bytes) | Self::Proto(bytes) => Ok(Box::new(bytes.as_slice())),
+            Self::TextBytes(bytes) | Self::Proto(bytes) | Self::MlirBytes(bytes) => Ok(Box::new(bytes.as_slice())),
         }
     }
 }
@@ -302,37 +311,39 @@ pub fn module_input(
     format: crate::cli::args::ModuleFormat,
 ) -> Result<ModuleInput, Failure> {
     use crate::cli::args::ModuleFormat;
+    use crate::hlo::mlir::is_mlir_text;
     use crate::hlo::text::is_hlo_text;
+    /// What the head of the input holds.
+    fn detect(format: ModuleFormat, head: &[u8]) -> ModuleFormat {
+        match format {
+            ModuleFormat::Auto if is_hlo_text(head) => ModuleFormat::Text,
+            ModuleFormat::Auto if is_mlir_text(head) => ModuleFormat::Mlir,
+            ModuleFormat::Auto => ModuleFormat::Proto,
+            given => given,
+        }
+    }
     if let Some(path) = file {
-        {
-            let text = match format {
-                ModuleFormat::Text => true,
-                ModuleFormat::Proto => false,
-                ModuleFormat::Auto => {
-                    let f = File::open(path)
-                        .map_err(|e| Failure::invalid(format!("cannot open {}: {e}", path.display())))?;
-                    let mut head = Vec::new();
-                    f.take(SNIFF_BYTES)
-                        .read_to_end(&mut head)
-                        .map_err(|e| Failure::invalid(format!("cannot read {}: {e}", path.display())))?;
-                    is_hlo_text(&head)
-                }
-            };
-            if text {
-                Ok(ModuleInput::TextFile(path.to_path_buf()))
-            } else {
-                Ok(ModuleInput::Proto(read_whole(None, Some(path))?))
-            }
-        }
+        let format = if format == ModuleFormat::Auto {
+            let f = File::open(path).map_err(|e| Failure::invalid(format!("cannot open {}: {e}", path.display())))?;
+            let mut head = Vec::new();
+            f.take(SNIFF_BYTES)
+                .read_to_end(&mut head)
+                .map_err(|e| Failure::invalid(format!("cannot read {}: {e}", path.display())))?;
+            detect(format, &head)
+        } else {
+            format
+        };
+        Ok(match format {
+            ModuleFormat::Text => ModuleInput::TextFile(path.to_path_buf()),
+            ModuleFormat::Mlir => ModuleInput::MlirFile(path.to_path_buf()),
+            ModuleFormat::Proto | ModuleFormat::Auto => ModuleInput::Proto(read_whole(None, Some(path))?),
+        })
     } else {
-        {
-            let bytes = read_whole(stdin, None)?;
-            let text = match format {
-                ModuleFormat::Text => true,
-                ModuleFormat::Proto => false,
-                ModuleFormat::Auto => is_hlo_text(&bytes),
-            };
-            Ok(if text { ModuleInput::TextBytes(bytes) } else { ModuleInput::Proto(bytes) })
-        }
+        let bytes = read_whole(stdin, None)?;
+        Ok(match detect(format, &bytes) {
+            ModuleFormat::Text => ModuleInput::TextBytes(bytes),
+            ModuleFormat::Mlir => ModuleInput::MlirBytes(bytes),
+            ModuleFormat::Proto | ModuleFormat::Auto => ModuleInput::Proto(bytes),
+        })
     }
 }

@@ -28,7 +28,11 @@
 //! wins; a later `shape` is merged into the earlier one). Each shape is decoded on its own, with
 //! prost's full limit of 100 nested messages (XLA's C++ parser counts the module levels too).
 
+mod detect;
+pub mod mlir;
 pub mod text;
+
+pub use detect::{detect, reads_as};
 
 use std::fmt;
 use std::iter;

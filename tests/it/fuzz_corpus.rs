@@ -64,6 +64,11 @@ fn hlo_text_corpus() {
 }
 
 #[test]
+fn stablehlo_corpus() {
+    replay("stablehlo", checks::stablehlo);
+}
+
+#[test]
 fn literal_corpus() {
     replay("literal", checks::literal);
 }

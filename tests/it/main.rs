@@ -53,10 +53,15 @@ mod sharding;
 mod sharding_named;
 mod shardy;
 mod size;
+#[cfg(feature = "cli")]
+mod stablehlo;
+mod stablehlo_prop;
 mod strategy_smoke;
 mod text;
 mod text_lost;
 mod tiling;
 mod util;
 mod validation;
+#[cfg(feature = "cli")]
+mod xla_dump;
 mod xla_fixtures;

@@ -26,6 +26,7 @@ use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, ModuleInput};
 use crate::cli::output::{self, Reply};
 use crate::cli::temp::TempFile;
+use crate::hlo::mlir::{Item as MlirItem, MlirReader, ShardingAttribute as MlirSharding, Value as MlirValue};
 use crate::hlo::text::{Item as TextItem, TextOptions, TextReader};
 
 fn message(kind: HloType) -> HloMessage {
@@ -36,9 +37,57 @@ fn message(kind: HloType) -> HloMessage {
     }
 }
 
-/// The kinds of site the summary counts, by [`kind_index`].
-const KINDS: [&str; 5] =
-    ["host_program_shape", "computation_program_shape", "instruction", "outfeed_shape", "operand_shapes_with_layout"];
+/// The name of a message and the `--type` that reads it.
+fn named(message: HloMessage) -> (&'static str, &'static str) {
+    match message {
+        HloMessage::Module => ("HloModuleProto", "module"),
+        HloMessage::Proto => ("HloProto", "proto"),
+        HloMessage::Snapshot => ("HloSnapshot", "snapshot"),
+    }
+}
+
+/// The message a proto module file holds: the one `--type` names, else the one its bytes read
+/// as whole ([`hlo::detect`], the file name `path` a hint), else a module (whose error then
+/// says that none fits).
+pub(crate) fn resolve(given: Option<HloType>, bytes: &[u8], path: Option<&str>) -> HloMessage {
+    given.map_or_else(|| hlo::detect(bytes, path).unwrap_or(HloMessage::Module), message)
+}
+
+/// A failure to read a proto module, with which `--type` reads it when another does, or that
+/// none does when it was told from the bytes.
+pub(crate) fn hinted(failure: Failure, given: Option<HloType>, bytes: &[u8], path: Option<&str>) -> Failure {
+    let Failure::Invalid(text) = failure else { return failure };
+    let note = match (given, hlo::detect(bytes, path)) {
+        (Some(given), Some(found)) if found != message(given) => {
+            let (name, flag) = named(found);
+            format!(" (the bytes read as an {name}: give `--type {flag}`, or no `--type`)")
+        }
+        (None, None) => " (the bytes read as none of HloModuleProto, HloProto and HloSnapshot: \
+             `--type module|proto|snapshot` names one, to see where it fails)"
+            .to_owned(),
+        _ => String::new(),
+    };
+    Failure::Invalid(format!("{text}{note}"))
+}
+
+/// The kinds of site the summary counts, by [`kind_index`] (the last two: a StableHLO
+/// function's parameters and results).
+const KINDS: [&str; 7] = [
+    "host_program_shape",
+    "computation_program_shape",
+    "instruction",
+    "outfeed_shape",
+    "operand_shapes_with_layout",
+    "parameter",
+    "result",
+];
+
+/// [`KINDS`]' index of a StableHLO function parameter.
+const PARAMETER: usize = 5;
+/// [`KINDS`]' index of a StableHLO function result.
+const RESULT: usize = 6;
+/// [`KINDS`]' index of an instruction (a StableHLO operation's result).
+const INSTRUCTION: usize = 2;
 
 /// Which kind of site, as an index into [`KINDS`].
 fn kind_index(site: &ShapeSite<'_>) -> usize {
@@ -51,9 +100,57 @@ fn kind_index(site: &ShapeSite<'_>) -> usize {
     }
 }
 
-/// Which kind of site, for the summary counts.
-fn kind(site: &ShapeSite<'_>) -> &'static str {
-    KINDS.get(kind_index(site)).copied().unwrap_or_default()
+/// Where an entry of the listing sits: a site of an HLO module, or of a StableHLO module.
+#[derive(Clone, Copy)]
+enum Site<'s> {
+    Hlo(&'s ShapeSite<'s>),
+    Mlir(&'s MlirSite),
+}
+
+/// A StableHLO site: `FUNC / parameter N`, `FUNC / result N` or `FUNC / %0`, its kind (an index
+/// of [`KINDS`]), whether it belongs to the entry function, and the attributes listed beside it.
+pub(crate) struct MlirSite {
+    text: String,
+    kind: usize,
+    entry: bool,
+    extras: serde_json::Map<String, Value>,
+}
+
+impl Site<'_> {
+    fn kind_index(self) -> usize {
+        match self {
+            Self::Hlo(site) => kind_index(site),
+            Self::Mlir(site) => site.kind,
+        }
+    }
+
+    fn kind(self) -> &'static str {
+        KINDS.get(self.kind_index()).copied().unwrap_or_default()
+    }
+
+    /// Whether `info` shows it as part of the entry computation layout.
+    fn is_entry(self) -> bool {
+        match self {
+            Self::Hlo(site) => matches!(site, ShapeSite::HostParameter { .. } | ShapeSite::HostResult),
+            Self::Mlir(site) => site.entry && site.kind != INSTRUCTION,
+        }
+    }
+
+    fn push(self, line: &mut String) {
+        match self {
+            Self::Hlo(site) => push_site(line, site),
+            Self::Mlir(site) => line.push_str(&site.text),
+        }
+    }
+}
+
+impl std::fmt::Display for Site<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Hlo(site) => site.fmt(f),
+            Self::Mlir(site) => f.write_str(&site.text),
+        }
+    }
 }
 
 /// Writes `site` as its `Display` does, without formatting machinery for the common sites.
@@ -101,7 +198,7 @@ pub(crate) struct ModuleSummary {
 /// Reads a module (text or proto) once, as the listing does, keeping what `info` shows.
 pub(crate) fn module_summary(
     input: &ModuleInput,
-    kind_of: HloType,
+    given: Option<HloType>,
     format: ModuleFormatArgs,
     path: &str,
 ) -> Result<ModuleSummary, Failure> {
@@ -111,9 +208,13 @@ pub(crate) fn module_summary(
             if bytes.is_empty() {
                 return Err(Failure::invalid("empty input: no HLO bytes"));
             }
-            let header = hlo::header(bytes, message(kind_of))?;
-            let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), &mut Listing::Collect(&mut collected))?;
-            (header.name.to_owned(), header.computations, tally)
+            let kind_of = resolve(given, bytes, Some(path));
+            let read = |collected: &mut Collected| -> Result<_, Failure> {
+                let header = hlo::header(bytes, kind_of)?;
+                let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), &mut Listing::Collect(collected))?;
+                Ok((header.name.to_owned(), header.computations, tally))
+            };
+            read(&mut collected).map_err(|f| hinted(f, given, bytes, Some(path)))?
         }
         text => walk_text(text, format, path, &mut Listing::Collect(&mut collected))?,
     };
@@ -136,7 +237,7 @@ impl Listing<'_> {
 #[derive(Default)]
 struct Tally {
     /// Shapes by kind ([`KINDS`]).
-    counts: [usize; 5],
+    counts: [usize; 7],
     total: usize,
     invalid: usize,
     first_invalid: Option<String>,
@@ -156,8 +257,8 @@ struct Tally {
 }
 
 impl Tally {
-    fn shape(&mut self, site: &ShapeSite<'_>, error: Option<&str>) {
-        if let Some(count) = self.counts.get_mut(kind_index(site)) {
+    fn shape(&mut self, site: Site<'_>, error: Option<&str>) {
+        if let Some(count) = self.counts.get_mut(site.kind_index()) {
             *count = count.saturating_add(1);
         }
         self.total = self.total.saturating_add(1);
@@ -297,7 +398,7 @@ fn shardy_of(
 /// it has one: XLA's text, or why it is refused; and its Shardy sharding's, marked when the two
 /// disagree).
 fn shape(
-    site: &ShapeSite<'_>,
+    site: Site<'_>,
     (shape, text): (&ShapeProto, Option<&str>),
     extras: (Option<Result<String, String>>, Option<Shardy>),
     tally: &mut Tally,
@@ -313,7 +414,7 @@ fn shape(
 /// [`shape`] with the shape printed and validated (as XLA loads modules, with
 /// `ValidateShapeWithOptionalLayout`).
 fn entry(
-    site: &ShapeSite<'_>,
+    site: Site<'_>,
     shape: &ShapeProto,
     checked: &Checked,
     (sharding, shardy): (Option<Result<String, String>>, Option<Shardy>),
@@ -328,7 +429,7 @@ fn entry(
     match listing {
         Listing::None => {}
         Listing::Collect(collected) => {
-            if let ShapeSite::HostParameter { .. } | ShapeSite::HostResult = site {
+            if site.is_entry() {
                 collected.entry.push((site.to_string(), shape.clone()));
             }
             if let Some(sharding) = sharding {
@@ -343,7 +444,7 @@ fn entry(
             // cannot fail.
             let line = &mut tally.line;
             line.clear();
-            push_site(line, site);
+            site.push(line);
             line.push_str(" / ");
             line.push_str(&checked.text);
             match &sharding {
@@ -373,11 +474,14 @@ fn entry(
         Listing::Json { first, .. } => {
             let mut entry = json!({
                 "site": site.to_string(),
-                "kind": kind(site),
+                "kind": site.kind(),
                 "shape": checked.text,
                 "valid": error.is_none(),
                 "error": error,
             });
+            if let (Site::Mlir(mlir), Value::Object(fields)) = (site, &mut entry) {
+                fields.extend(mlir.extras.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
             if let (Some(sharding), Value::Object(fields)) = (sharding, &mut entry) {
                 match sharding {
                     Ok(text) => fields.insert("sharding".into(), json!(text)),
@@ -401,9 +505,9 @@ fn entry(
 }
 
 /// Walks the module, writing each shape and finding to `listing` as it comes.
-fn walk(kind_of: HloType, bytes: &[u8], meshes: &Meshes, listing: &mut Listing<'_>) -> Result<Tally, Failure> {
+fn walk(kind_of: HloMessage, bytes: &[u8], meshes: &Meshes, listing: &mut Listing<'_>) -> Result<Tally, Failure> {
     let mut tally = Tally::default();
-    for found in hlo::walk(bytes, message(kind_of)) {
+    for found in hlo::walk(bytes, kind_of) {
         match found? {
             Found::Shape(sited) => {
                 let sharding = sharding_of(&sited.site);
@@ -412,7 +516,7 @@ fn walk(kind_of: HloType, bytes: &[u8], meshes: &Meshes, listing: &mut Listing<'
                     _ => None,
                 };
                 let shardy = shardy_of(text, meshes, sharding.as_ref());
-                shape(&sited.site, (&sited.shape, None), (sharding, shardy), &mut tally, listing)?;
+                shape(Site::Hlo(&sited.site), (&sited.shape, None), (sharding, shardy), &mut tally, listing)?;
             }
             Found::Report(found) => {
                 let site = found.site.to_string();
@@ -429,12 +533,17 @@ fn walk(kind_of: HloType, bytes: &[u8], meshes: &Meshes, listing: &mut Listing<'
 }
 
 /// The summary of one module (for `--lines`).
-fn summary(kind_of: HloType, bytes: &[u8], name: &str) -> Result<Reply, Failure> {
+fn summary(given: Option<HloType>, bytes: &[u8], name: &str, path: &str) -> Result<Reply, Failure> {
     if bytes.is_empty() {
         return Err(Failure::invalid("empty input: no HLO bytes"));
     }
-    let header = hlo::header(bytes, message(kind_of))?;
-    let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), &mut Listing::None)?;
+    let kind_of = resolve(given, bytes, Some(path));
+    let read = || -> Result<_, Failure> {
+        let header = hlo::header(bytes, kind_of)?;
+        let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), &mut Listing::None)?;
+        Ok((header, tally))
+    };
+    let (header, tally) = read().map_err(|f| hinted(f, given, bytes, Some(path)))?;
     let mut json = serde_json::Map::new();
     json.insert("module".into(), json!(header.name));
     json.insert("computations".into(), json!(header.computations));
@@ -456,13 +565,21 @@ fn finish(json: bool, tally: &Tally, listing: &mut Listing<'_>) -> Result<(), Fa
 }
 
 /// The full listing of one module, written as the walk goes.
-fn list(kind_of: HloType, bytes: &[u8], json: bool, stdout: &mut dyn Write) -> Result<Status, Failure> {
+fn list(
+    given: Option<HloType>,
+    bytes: &[u8],
+    path: Option<&str>,
+    json: bool,
+    stdout: &mut dyn Write,
+) -> Result<Status, Failure> {
     if bytes.is_empty() {
         return Err(Failure::invalid("empty input: no HLO bytes"));
     }
-    let header = hlo::header(bytes, message(kind_of))?;
+    let kind_of = resolve(given, bytes, path);
+    let header = hlo::header(bytes, kind_of).map_err(|e| hinted(e.into(), given, bytes, path))?;
     spooled(json, stdout, |listing| {
-        let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), listing)?;
+        let tally =
+            walk(kind_of, bytes, &meshes(header.sdy_meshes), listing).map_err(|f| hinted(f, given, bytes, path))?;
         Ok((header.name.to_owned(), header.computations, tally))
     })
 }
@@ -471,14 +588,17 @@ pub fn run(args: &HloArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     if args.output.lines {
         return output::each_line(io, args.output.json, input::LineKind::Path, |line| {
             match input::module_input(None, Some(Path::new(line)), args.format.format)? {
-                ModuleInput::Proto(bytes) => summary(args.message, &bytes, &format!("{line}: ")),
+                ModuleInput::Proto(bytes) => summary(args.message, &bytes, &format!("{line}: "), line),
                 text => text_summary(&text, args.format, line, &format!("{line}: ")),
             }
         });
     }
     let path = args.file.as_deref().or(args.path.as_deref());
     match input::module_input(Some(&mut *io.stdin), path, args.format.format)? {
-        ModuleInput::Proto(bytes) => list(args.message, &bytes, args.output.json, io.stdout),
+        ModuleInput::Proto(bytes) => {
+            let name = path.and_then(|p| p.file_name()).and_then(|n| n.to_str());
+            list(args.message, &bytes, name, args.output.json, io.stdout)
+        }
         text => list_text(&text, args.format, &display_path(path), args.output.json, io.stdout),
     }
 }
@@ -525,6 +645,9 @@ fn walk_text(
     path: &str,
     listing: &mut Listing<'_>,
 ) -> Result<(String, usize, Tally), Failure> {
+    if text.is_mlir() {
+        return walk_mlir(text, format, path, listing);
+    }
     let options = TextOptions { max_statement_bytes: format.max_statement_bytes };
     let mut reader = TextReader::with_options(text.text_reader()?, options);
     let mut tally = Tally::default();
@@ -548,7 +671,7 @@ fn walk_text(
                 if let Some(layout) = module.entry_computation_layout {
                     host_given = true;
                     for (site, shape_proto) in program_sites(layout, true, "") {
-                        shape(&site, (shape_proto, None), (None, None), &mut tally, listing)?;
+                        shape(Site::Hlo(&site), (shape_proto, None), (None, None), &mut tally, listing)?;
                     }
                 }
             }
@@ -570,10 +693,10 @@ fn walk_text(
                     &module_meshes,
                     sharding.as_ref(),
                 );
-                shape(&site, (i.shape, Some(i.shape_text)), (sharding, shardy), &mut tally, listing)?;
+                shape(Site::Hlo(&site), (i.shape, Some(i.shape_text)), (sharding, shardy), &mut tally, listing)?;
                 if let Some(outfeed) = i.outfeed_shape {
                     shape(
-                        &ShapeSite::OutfeedShape { computation, instruction },
+                        Site::Hlo(&ShapeSite::OutfeedShape { computation, instruction }),
                         (outfeed, None),
                         (None, None),
                         &mut tally,
@@ -582,17 +705,17 @@ fn walk_text(
                 }
                 for (operand, operand_shape) in i.operand_shapes_with_layout.iter().enumerate() {
                     let site = ShapeSite::OperandShape { computation, instruction, operand };
-                    shape(&site, (operand_shape, None), (None, None), &mut tally, listing)?;
+                    shape(Site::Hlo(&site), (operand_shape, None), (None, None), &mut tally, listing)?;
                 }
             }
             TextItem::ComputationEnd(end) => {
                 if end.entry && !host_given {
                     for (site, shape_proto) in program_sites(end.program_shape, true, "") {
-                        shape(&site, (shape_proto, None), (None, None), &mut tally, listing)?;
+                        shape(Site::Hlo(&site), (shape_proto, None), (None, None), &mut tally, listing)?;
                     }
                 }
                 for (site, shape_proto) in program_sites(end.program_shape, false, end.name) {
-                    shape(&site, (shape_proto, None), (None, None), &mut tally, listing)?;
+                    shape(Site::Hlo(&site), (shape_proto, None), (None, None), &mut tally, listing)?;
                 }
             }
         }
@@ -708,4 +831,112 @@ fn spooled(
         Some(error) => Err(Failure::invalid(output::shorten(&error))),
         None => Ok(Status::Ok),
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// StableHLO MLIR text: the same listing from `hlo::mlir::MlirReader` (`docs/stablehlo.md` §4).
+
+/// The `HloSharding` text XLA makes of a function argument's or result's sharding attribute,
+/// or why it is refused.
+fn mlir_sharding(attribute: &MlirSharding, meshes: &BTreeMap<String, shardy::Mesh>) -> Result<String, String> {
+    match attribute {
+        MlirSharding::Shardy(text) => {
+            shardy::to_hlo_sharding(text, meshes).map(|s| s.to_string()).map_err(|e| format!("sdy.sharding: {e}"))
+        }
+        MlirSharding::Hlo(text) => sharding::canonical_text(text).map_err(|e| format!("mhlo.sharding: {e}")),
+    }
+}
+
+/// The attributes listed beside a function argument or result.
+fn mlir_extras(value: &MlirValue) -> serde_json::Map<String, Value> {
+    let mut extras = serde_json::Map::new();
+    let attributes = &value.attributes;
+    if let Some(mode) = &attributes.layout_mode {
+        extras.insert("layout_mode".into(), json!(mode));
+    }
+    if let Some(kind) = &attributes.memory_kind {
+        extras.insert("memory_kind".into(), json!(kind));
+    }
+    if let Some(info) = &attributes.result_info {
+        extras.insert("result_info".into(), json!(info));
+    }
+    if let Some(output) = attributes.aliasing_output {
+        extras.insert("aliasing_output".into(), json!(output));
+    }
+    if attributes.buffer_donor {
+        extras.insert("buffer_donor".into(), json!(true));
+    }
+    extras
+}
+
+/// The module's name, function count and tally of one pass over StableHLO text.
+fn walk_mlir(
+    text: &ModuleInput,
+    format: ModuleFormatArgs,
+    path: &str,
+    listing: &mut Listing<'_>,
+) -> Result<(String, usize, Tally), Failure> {
+    let options = TextOptions { max_statement_bytes: format.max_statement_bytes };
+    let mut reader = MlirReader::with_options(text.text_reader()?, options);
+    let mut tally = Tally::default();
+    let (mut name, mut functions) = (String::new(), 0usize);
+    let mut meshes: Meshes = Ok(BTreeMap::new());
+    let mut entry = false;
+    loop {
+        let item = match reader.next_item() {
+            Ok(Some(item)) => item,
+            Ok(None) => break,
+            Err(error) => return Err(text_failure(path, &error)),
+        };
+        match item {
+            MlirItem::Module(module) => module.name.unwrap_or_default().clone_into(&mut name),
+            MlirItem::Mesh(mesh) => {
+                let parsed = shardy::parse_meshes(&format!("{} = #sdy.mesh{}", mesh.name, mesh.mesh))
+                    .map_err(|e| format!("sdy.mesh @{}: {e}", mesh.name));
+                meshes = match (meshes, parsed) {
+                    (Ok(mut all), Ok(more)) => {
+                        all.extend(more);
+                        Ok(all)
+                    }
+                    (Err(e), _) | (_, Err(e)) => Err(e),
+                };
+            }
+            MlirItem::Function(function) => {
+                functions = functions.saturating_add(1);
+                entry = function.is_entry();
+                let lists = [(PARAMETER, "parameter", function.parameters), (RESULT, "result", function.results)];
+                for (kind, word, values) in lists {
+                    for (index, value) in values.iter().enumerate() {
+                        let Some(shape_proto) = &value.shape else { continue };
+                        let site = MlirSite {
+                            text: format!("{} / {word} {index}", function.name),
+                            kind,
+                            entry,
+                            extras: mlir_extras(value),
+                        };
+                        let sharding = value.attributes.sharding.as_ref().map(|attribute| {
+                            meshes.as_ref().map_err(Clone::clone).and_then(|meshes| mlir_sharding(attribute, meshes))
+                        });
+                        let key = value.attributes.layout_mode.is_none() && value.attributes.memory_kind.is_none();
+                        let text = key.then_some(value.type_text.as_str());
+                        shape(Site::Mlir(&site), (shape_proto, text), (sharding, None), &mut tally, listing)?;
+                    }
+                }
+            }
+            MlirItem::Op(op) => {
+                for index in 0..op.len() {
+                    let Some(shape_proto) = op.shape(index) else { continue };
+                    let site = MlirSite {
+                        text: format!("{} / {}", op.function, op.result_name(index)),
+                        kind: INSTRUCTION,
+                        entry,
+                        extras: serde_json::Map::new(),
+                    };
+                    shape(Site::Mlir(&site), (shape_proto, op.type_text(index)), (None, None), &mut tally, listing)?;
+                }
+            }
+            MlirItem::FunctionEnd(_) => entry = false,
+        }
+    }
+    Ok((name, functions, tally))
 }

@@ -8,7 +8,7 @@ use crate::cli::Io;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::cli::args::{HloType, InfoArgs, ModuleFormat};
+use crate::cli::args::{InfoArgs, ModuleFormat};
 use crate::cli::cmd::{self, hlo};
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, LoadedShape};
@@ -119,15 +119,14 @@ fn module_reply(summary: &hlo::ModuleSummary) -> Reply {
 
 pub fn run(args: &InfoArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     let module_path = args.shape.shape.as_deref().map(Path::new).filter(|p| p.is_file());
-    let forced = args.message.is_some() || args.format.format == ModuleFormat::Text;
+    let forced = args.message.is_some() || matches!(args.format.format, ModuleFormat::Text | ModuleFormat::Mlir);
     if module_path.is_some() || forced {
         if args.shape.output.lines {
             return Err(Failure::Usage("info of a module reads one module, not --lines".into()));
         }
         let path = module_path.or(args.shape.source.file.as_deref());
         let input = input::module_input(Some(&mut *io.stdin), path, args.format.format)?;
-        let kind = args.message.unwrap_or(HloType::Module);
-        let summary = hlo::module_summary(&input, kind, args.format, &hlo::display_path(path))?;
+        let summary = hlo::module_summary(&input, args.message, args.format, &hlo::display_path(path))?;
         return output::emit(io, &module_reply(&summary), args.shape.output.json);
     }
     let args = &args.shape;

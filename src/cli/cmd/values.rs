@@ -259,20 +259,22 @@ fn shape_text(shape: Option<&ShapeProto>) -> String {
 }
 
 /// The literals of a serialized input, with their sites.
-fn reply(args: &ValuesArgs, bytes: &[u8], io_dir: Option<&Path>) -> Result<Reply, Failure> {
+fn reply(args: &ValuesArgs, bytes: &[u8], name: Option<&str>, io_dir: Option<&Path>) -> Result<Reply, Failure> {
     if bytes.is_empty() {
         return Err(Failure::invalid("empty input: no bytes"));
     }
     let limit = if args.all { None } else { Some(args.limit) };
     let sited: Vec<SitedLiteral<'_>> = match args.message {
-        ValuesType::Literal => vec![SitedLiteral { site: hlo::LiteralSite::Result, bytes }],
-        ValuesType::Snapshot => hlo::literals(bytes, HloMessage::Snapshot)?,
-        ValuesType::Module => hlo::literals(bytes, HloMessage::Module)?,
-        ValuesType::Proto => hlo::literals(bytes, HloMessage::Proto)?,
+        Some(ValuesType::Literal) => vec![SitedLiteral { site: hlo::LiteralSite::Result, bytes }],
+        Some(ValuesType::Snapshot) => hlo::literals(bytes, HloMessage::Snapshot)?,
+        Some(ValuesType::Module) => hlo::literals(bytes, HloMessage::Module)?,
+        Some(ValuesType::Proto) => hlo::literals(bytes, HloMessage::Proto)?,
+        // Told from the bytes, as `hlo` tells them.
+        None => hlo::literals(bytes, hlo::detect(bytes, name).unwrap_or(HloMessage::Module))?,
     };
     let mut report = Report::default();
     for sited in &sited {
-        let Site { text: where_, stem } = if args.message == ValuesType::Literal {
+        let Site { text: where_, stem } = if args.message == Some(ValuesType::Literal) {
             Site { text: "literal".to_owned(), stem: "literal".to_owned() }
         } else {
             site(&sited.site)
@@ -315,7 +317,13 @@ fn text_reply(args: &ValuesArgs, input: &ModuleInput, path: &str, io_dir: Option
 /// The reply for one input, text or proto.
 fn any_reply(args: &ValuesArgs, input: &ModuleInput, path: &str) -> Result<Reply, Failure> {
     match input {
-        ModuleInput::Proto(bytes) => reply(args, bytes, args.npy.as_deref()),
+        ModuleInput::Proto(bytes) => {
+            reply(args, bytes, std::path::Path::new(path).file_name().and_then(|n| n.to_str()), args.npy.as_deref())
+        }
+        mlir if mlir.is_mlir() => Err(Failure::invalid(format!(
+            "{path}: StableHLO text: `values` reads the constants of HLO modules (text or proto); \
+             list this module's shapes with `xla-shape hlo`"
+        ))),
         text => text_reply(args, text, path, args.npy.as_deref()),
     }
 }

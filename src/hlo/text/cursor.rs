@@ -11,20 +11,20 @@ const FOUND_LIMIT: usize = 48;
 
 /// A position in a statement.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Cursor<'a> {
-    pub(super) text: &'a str,
-    pub(super) pos: usize,
+pub(in crate::hlo) struct Cursor<'a> {
+    pub(in crate::hlo) text: &'a str,
+    pub(in crate::hlo) pos: usize,
 }
 
 /// A problem at a byte offset of the statement.
-pub(super) type Failed = (usize, HloTextProblem);
+pub(in crate::hlo) type Failed = (usize, HloTextProblem);
 
 fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
 }
 
 impl<'a> Cursor<'a> {
-    pub(super) fn new(text: &'a str) -> Self {
+    pub(in crate::hlo) fn new(text: &'a str) -> Self {
         Self { text, pos: 0 }
     }
 
@@ -37,7 +37,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Skips whitespace and comments (`/* … */`, `// …` to the end of the line).
-    pub(super) fn skip_trivia(&mut self) {
+    pub(in crate::hlo) fn skip_trivia(&mut self) {
         loop {
             match self.byte() {
                 Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos = self.pos.saturating_add(1),
@@ -58,13 +58,13 @@ impl<'a> Cursor<'a> {
     }
 
     /// At the end of the statement (after trivia).
-    pub(super) fn at_end(&mut self) -> bool {
+    pub(in crate::hlo) fn at_end(&mut self) -> bool {
         self.skip_trivia();
         self.pos >= self.text.len()
     }
 
     /// What the cursor is at, quoted for an error.
-    pub(super) fn found(&self) -> String {
+    pub(in crate::hlo) fn found(&self) -> String {
         let rest = self.rest();
         if rest.is_empty() {
             return "end of statement".to_owned();
@@ -77,17 +77,17 @@ impl<'a> Cursor<'a> {
     }
 
     /// "expects `expected`" at the current token.
-    pub(super) fn expected(&self, expected: &'static str) -> Failed {
+    pub(in crate::hlo) fn expected(&self, expected: &'static str) -> Failed {
         (self.pos, HloTextProblem::Expected { expected, found: self.found() })
     }
 
     /// Consumes `b` (after trivia) or fails.
-    pub(super) fn expect(&mut self, b: u8, expected: &'static str) -> Result<(), Failed> {
+    pub(in crate::hlo) fn expect(&mut self, b: u8, expected: &'static str) -> Result<(), Failed> {
         if self.eat(b) { Ok(()) } else { Err(self.expected(expected)) }
     }
 
     /// Consumes `b` after trivia if it is there.
-    pub(super) fn eat(&mut self, b: u8) -> bool {
+    pub(in crate::hlo) fn eat(&mut self, b: u8) -> bool {
         self.skip_trivia();
         if self.byte() == Some(b) {
             self.pos = self.pos.saturating_add(1);
@@ -98,7 +98,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A word `[A-Za-z0-9_.-]+` after trivia, or `None` (nothing consumed).
-    pub(super) fn word(&mut self) -> Option<&'a str> {
+    pub(in crate::hlo) fn word(&mut self) -> Option<&'a str> {
         self.skip_trivia();
         let rest = self.rest();
         let len = rest.bytes().position(|b| !is_name_byte(b)).unwrap_or(rest.len());
@@ -110,7 +110,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Consumes `keyword` if the next word is exactly it.
-    pub(super) fn keyword(&mut self, keyword: &str) -> bool {
+    pub(in crate::hlo) fn keyword(&mut self, keyword: &str) -> bool {
         let saved = *self;
         if self.word() == Some(keyword) {
             return true;
@@ -120,7 +120,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A name: a word, optionally after `%` (returned without it).
-    pub(super) fn name(&mut self, expected: &'static str) -> Result<&'a str, Failed> {
+    pub(in crate::hlo) fn name(&mut self, expected: &'static str) -> Result<&'a str, Failed> {
         let saved = *self;
         let percent = self.eat(b'%');
         if let Some(word) = self.word() {
@@ -136,7 +136,7 @@ impl<'a> Cursor<'a> {
     /// The text from here to the end of one value: up to a `,` at bracket depth 0, or the
     /// closing bracket of an enclosing group, or the end; brackets must pair up and strings end.
     /// Returns its range, trimmed of surrounding whitespace.
-    pub(super) fn value(&mut self) -> Result<Range<usize>, Failed> {
+    pub(in crate::hlo) fn value(&mut self) -> Result<Range<usize>, Failed> {
         self.skip_trivia();
         let start = self.pos;
         let bytes = self.text.as_bytes();
@@ -205,7 +205,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// After an opening bracket: the text up to its closing `close`, which is consumed.
-    pub(super) fn group(&mut self, close: u8, expected: &'static str) -> Result<Range<usize>, Failed> {
+    pub(in crate::hlo) fn group(&mut self, close: u8, expected: &'static str) -> Result<Range<usize>, Failed> {
         let mut range = self.value()?;
         // A `,` at depth 0 is part of a group: keep going to the closing bracket.
         while self.byte() == Some(b',') {
@@ -220,7 +220,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Consumes `->` after trivia, or fails.
-    pub(super) fn arrow(&mut self, expected: &'static str) -> Result<(), Failed> {
+    pub(in crate::hlo) fn arrow(&mut self, expected: &'static str) -> Result<(), Failed> {
         self.skip_trivia();
         if !self.rest().starts_with("->") {
             return Err(self.expected(expected));
@@ -231,7 +231,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A decimal integer (optionally negative).
-    pub(super) fn integer(&mut self, expected: &'static str) -> Result<i64, Failed> {
+    pub(in crate::hlo) fn integer(&mut self, expected: &'static str) -> Result<i64, Failed> {
         self.skip_trivia();
         let saved = self.pos;
         let rest = self.rest();
@@ -245,7 +245,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A `"…"` string (escapes kept as written); its range without the quotes.
-    pub(super) fn string(&mut self) -> Result<Range<usize>, Failed> {
+    pub(in crate::hlo) fn string(&mut self) -> Result<Range<usize>, Failed> {
         self.skip_trivia();
         if self.byte() != Some(b'"') {
             return Err(self.expected("a string"));
@@ -264,7 +264,7 @@ impl<'a> Cursor<'a> {
     clippy::arithmetic_side_effects,
     reason = "invariant: a byte indexes 256 entries; `i` stays below `special.len()`"
 )]
-pub(super) const fn byte_class(special: &[u8]) -> [bool; 256] {
+pub(in crate::hlo) const fn byte_class(special: &[u8]) -> [bool; 256] {
     let mut table = [false; 256];
     let mut i = 0;
     while i < special.len() {
@@ -276,7 +276,7 @@ pub(super) const fn byte_class(special: &[u8]) -> [bool; 256] {
 
 /// Whether `b` is in `class`.
 #[allow(clippy::indexing_slicing, reason = "invariant: a byte indexes 256 entries")]
-pub(super) fn is_in(class: &[bool; 256], b: u8) -> bool {
+pub(in crate::hlo) fn is_in(class: &[bool; 256], b: u8) -> bool {
     class[usize::from(b)]
 }
 
@@ -309,7 +309,7 @@ fn unterminated(open: usize) -> Failed {
 
 /// The offset after the string that starts at `open` (a `"`); `None` if it does not end on its
 /// line.
-fn skip_string(bytes: &[u8], open: usize) -> Option<usize> {
+pub(in crate::hlo) fn skip_string(bytes: &[u8], open: usize) -> Option<usize> {
     let mut i = open.saturating_add(1);
     loop {
         match bytes.get(i)? {

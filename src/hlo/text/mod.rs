@@ -47,9 +47,9 @@
 //! The rules: docs/hlo.md §1 (format detection), §2 (the grammar read, program shapes), §3
 //! (constants), §5 (errors), §6 (memory), §7 (divergences from XLA's parser).
 
-mod cursor;
+pub(in crate::hlo) mod cursor;
 mod shapes;
-mod source;
+pub(in crate::hlo) mod source;
 
 use std::io::BufRead;
 use std::ops::Range;
@@ -60,8 +60,8 @@ use crate::proto::{ProgramShapeProto, ShapeProto};
 use crate::text;
 
 use cursor::{Cursor, Failed};
-// The listing's printed shapes (`cli/cmd/printed.rs`) share the reader's bounded cache.
-#[cfg(feature = "cli")]
+// The listing's printed shapes (`cli/cmd/printed.rs`) and the MLIR reader's types share the
+// reader's bounded cache.
 pub(crate) use shapes::TextCache;
 pub use shapes::{MAX_CACHED_SHAPE_TEXT, MAX_CACHED_SHAPES};
 use shapes::{Parsed, ShapeCache};
@@ -538,7 +538,7 @@ impl Cursor<'_> {
 }
 
 /// The byte position of a shape parser's error inside the text it was given.
-fn error_position(error: &Error) -> usize {
+pub(in crate::hlo) fn error_position(error: &Error) -> usize {
     match error {
         Error::Parse(parse) => parse.position,
         _ => 0,

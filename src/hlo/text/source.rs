@@ -1,5 +1,7 @@
 //! Statements out of a `BufRead`: one line, or the lines an open bracket joins, in a buffer of
 //! at most the reader's limit, with what is needed to turn a byte offset into a line and column.
+//! HLO text and StableHLO MLIR text (`hlo::mlir`) share it; they differ only in where a
+//! statement ends ([`Grammar`]).
 
 use std::io::{BufRead, ErrorKind};
 
@@ -31,6 +33,17 @@ fn find_newline(bytes: &[u8]) -> Option<usize> {
         offset = offset.saturating_add(8);
     }
     chunks.remainder().iter().position(|&b| b == b'\n').map(|at| offset.saturating_add(at))
+}
+
+/// Whose statements a [`Source`] cuts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::hlo) enum Grammar {
+    /// HLO text: a computation header ends at the `{` its body opens; other open brackets join
+    /// lines.
+    Hlo,
+    /// MLIR text: a line that ends with `{` (a region or a body opens) ends its statement, so
+    /// a region's operations are statements of their own.
+    Mlir,
 }
 
 /// What kind of statement the bracket scan saw, to decide where a statement ends.
@@ -101,9 +114,12 @@ impl Scan {
     }
 
     /// Whether the statement is complete after this line.
-    fn complete(&self) -> bool {
+    fn complete(&self, grammar: Grammar) -> bool {
         if self.in_comment {
             return false;
+        }
+        if grammar == Grammar::Mlir {
+            return self.depth <= 0 || self.ends_with_brace;
         }
         // A computation header (`ENTRY %main (…) -> … {`) ends with the brace its body opens.
         self.depth <= 0 || (self.depth == 1 && self.ends_with_brace && !self.assignment)
@@ -112,23 +128,31 @@ impl Scan {
 
 /// A statement's text and where its lines start.
 #[derive(Debug, Default)]
-pub(super) struct Statement {
+pub(in crate::hlo) struct Statement {
     /// The statement's lines, joined by `\n` (no `\r`, no final newline), checked UTF-8.
     text: String,
     /// The byte offset of each line in `text`.
     starts: Vec<usize>,
     /// The line number of the first line, from 1.
     first_line: u64,
+    /// Open brackets minus closed ones over the statement (outside strings and comments).
+    depth: i64,
 }
 
 impl Statement {
     /// The text.
-    pub(super) fn text(&self) -> &str {
+    pub(in crate::hlo) fn text(&self) -> &str {
         &self.text
     }
 
+    /// Open brackets (`(`, `[`, `{`) minus closed ones over the statement, outside strings and
+    /// comments: how much deeper the text after it is nested.
+    pub(in crate::hlo) fn depth(&self) -> i64 {
+        self.depth
+    }
+
     /// An error at byte `offset` of the statement.
-    pub(super) fn error(&self, offset: usize, problem: HloTextProblem) -> Error {
+    pub(in crate::hlo) fn error(&self, offset: usize, problem: HloTextProblem) -> Error {
         let line_index = self.starts.partition_point(|&start| start <= offset).saturating_sub(1);
         let start = self.starts.get(line_index).copied().unwrap_or(0);
         let end = self.starts.get(line_index.saturating_add(1)).map_or(self.text.len(), |&s| s.saturating_sub(1));
@@ -167,24 +191,30 @@ fn quote(line: &str, column: usize) -> (String, usize) {
 }
 
 /// Reads statements from `R`, one at a time, into one reused buffer.
-pub(super) struct Source<R> {
+pub(in crate::hlo) struct Source<R> {
     reader: R,
     max: usize,
+    grammar: Grammar,
     /// Lines read so far.
     lines: u64,
     /// The statement being read, before its UTF-8 check (the buffer of the last statement's
     /// text, reused).
     bytes: Vec<u8>,
-    pub(super) statement: Statement,
+    pub(in crate::hlo) statement: Statement,
 }
 
 impl<R: BufRead> Source<R> {
-    pub(super) fn new(reader: R, max: usize) -> Self {
-        Self { reader, max, lines: 0, bytes: Vec::new(), statement: Statement::default() }
+    pub(in crate::hlo) fn new(reader: R, max: usize) -> Self {
+        Self::with_grammar(reader, max, Grammar::Hlo)
+    }
+
+    /// A source cutting statements as `grammar` ends them.
+    pub(in crate::hlo) fn with_grammar(reader: R, max: usize, grammar: Grammar) -> Self {
+        Self { reader, max, grammar, lines: 0, bytes: Vec::new(), statement: Statement::default() }
     }
 
     /// An error on the line after the last one read (the end of the input).
-    pub(super) fn error_at_end(&self, problem: HloTextProblem) -> Error {
+    pub(in crate::hlo) fn error_at_end(&self, problem: HloTextProblem) -> Error {
         Error::HloText(Box::new(HloTextError {
             line: self.lines.saturating_add(1),
             column: 1,
@@ -241,7 +271,7 @@ impl<R: BufRead> Source<R> {
     /// [`HloTextProblem::StatementTooLong`], [`HloTextProblem::NotUtf8`],
     /// [`HloTextProblem::Read`], and [`HloTextProblem::UnexpectedEnd`] when the input ends
     /// inside an open bracket, string or comment.
-    pub(super) fn next(&mut self) -> Result<Option<&Statement>, Error> {
+    pub(in crate::hlo) fn next(&mut self) -> Result<Option<&Statement>, Error> {
         loop {
             self.bytes = std::mem::take(&mut self.statement.text).into_bytes();
             self.bytes.clear();
@@ -253,7 +283,7 @@ impl<R: BufRead> Source<R> {
                 return Ok(None);
             }
             scan.line(&self.bytes);
-            while !scan.complete() {
+            while !scan.complete(self.grammar) {
                 let start = self.bytes.len();
                 if start >= self.max {
                     let max = u64::try_from(self.max).unwrap_or(u64::MAX);
@@ -269,6 +299,7 @@ impl<R: BufRead> Source<R> {
                     scan.line(line);
                 }
             }
+            self.statement.depth = scan.depth;
             // The statement is checked once, whole: no line is copied again.
             match String::from_utf8(std::mem::take(&mut self.bytes)) {
                 Ok(text) => self.statement.text = text,
