@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use xla_shape::hlo::mlir::{Item as MlirItem, MlirReader, Value as MlirValue};
 use xla_shape::hlo::text::{Item, TextReader, is_hlo_text};
 use xla_shape::hlo::{self, HloMessage, LiteralSite, ShapeSite};
 use xla_shape::literal::{Constant, Literal, Values};
@@ -31,18 +32,23 @@ enum Source {
 /// The form of the module.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Form {
+    /// HLO text.
     Text,
+    /// StableHLO MLIR text.
+    Mlir,
+    /// A serialized message.
     Proto(HloMessage),
 }
 
 impl Form {
-    /// The CLI's `--format` and `--type` for it.
-    fn cli_args(self) -> [&'static str; 4] {
+    /// The CLI's `--format` (and `--type`) for it.
+    fn cli_args(self) -> &'static [&'static str] {
         match self {
-            Self::Text => ["--format", "text", "--type", "module"],
-            Self::Proto(HloMessage::Module) => ["--format", "proto", "--type", "module"],
-            Self::Proto(HloMessage::Proto) => ["--format", "proto", "--type", "proto"],
-            Self::Proto(HloMessage::Snapshot) => ["--format", "proto", "--type", "snapshot"],
+            Self::Text => &["--format", "text"],
+            Self::Mlir => &["--format", "mlir"],
+            Self::Proto(HloMessage::Module) => &["--format", "proto", "--type", "module"],
+            Self::Proto(HloMessage::Proto) => &["--format", "proto", "--type", "proto"],
+            Self::Proto(HloMessage::Snapshot) => &["--format", "proto", "--type", "snapshot"],
         }
     }
 }
@@ -80,6 +86,14 @@ impl Source {
                 .map(std::borrow::Cow::Owned)
                 .map_err(|e| binding_error("Io", format!("cannot read {}: {e}", path.display()))),
             Self::Bytes(bytes) => Ok(std::borrow::Cow::Borrowed(bytes)),
+        }
+    }
+
+    /// The file's name, a hint of the message it holds (`….hlo.pb`, `….snapshot.N.pb`).
+    fn file_name(&self) -> Option<String> {
+        match self {
+            Self::Path(path) => path.file_name().map(|n| n.to_string_lossy().into_owned()),
+            Self::Bytes(_) => None,
         }
     }
 
@@ -125,7 +139,7 @@ pub struct HloModule {
 /// Runs the CLI's `hlo --json` on the source, in process: the JSON text.
 fn listing(py: Python<'_>, source: &Source, form: Form) -> PyResult<Vec<u8>> {
     let mut args: Vec<String> = ["xla-shape", "hlo", "--json"].map(str::to_owned).to_vec();
-    args.extend(form.cli_args().map(str::to_owned));
+    args.extend(form.cli_args().iter().map(|a| (*a).to_owned()));
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
     let status = match source {
         Source::Path(path) => {
@@ -143,7 +157,7 @@ fn listing(py: Python<'_>, source: &Source, form: Form) -> PyResult<Vec<u8>> {
         // shapes are then refused by validation.
         return Err(if stdout.is_empty() {
             match form {
-                Form::Text => parse_error("HloText", message),
+                Form::Text | Form::Mlir => parse_error("HloText", message),
                 Form::Proto(_) => decode_error("Decode", message),
             }
         } else {
@@ -191,6 +205,34 @@ fn entry_layout(source: &Source, form: Form) -> PyResult<Option<ProgramShapeProt
                 }
             }
             Ok(from_entry)
+        }
+        Form::Mlir => {
+            let mut reader = MlirReader::new(source.reader()?);
+            while let Some(item) = reader.next_item().py()? {
+                if let MlirItem::Function(function) = item {
+                    if function.is_entry() {
+                        let shapes =
+                            |values: &[MlirValue]| values.iter().map(|v| v.shape.clone()).collect::<Option<Vec<_>>>();
+                        let (Some(parameters), Some(results)) = (shapes(function.parameters), shapes(function.results))
+                        else {
+                            return Ok(None);
+                        };
+                        // XLA's entry result: the one result, or a tuple of them.
+                        let results = results
+                            .into_iter()
+                            .map(|r| xla_shape::ShapeBuf::try_from_proto_optional_layout(r).py())
+                            .collect::<PyResult<Vec<_>>>()?;
+                        let result = xla_shape::make::make_maybe_tuple_shape(&results).py()?.into_proto();
+                        let names = function.parameters.iter().map(|v| v.name.clone().unwrap_or_default()).collect();
+                        return Ok(Some(ProgramShapeProto {
+                            parameters,
+                            parameter_names: names,
+                            result: Some(result),
+                        }));
+                    }
+                }
+            }
+            Ok(None)
         }
         Form::Proto(message) => {
             let bytes = source.bytes()?;
@@ -315,6 +357,13 @@ fn literals<'py>(py: Python<'py>, source: &Source, form: Form) -> PyResult<Vec<(
                 }
             }
         }
+        Form::Mlir => {
+            return Err(binding_error(
+                "NotSupported",
+                "the values of a StableHLO module's constants are not read: load the HLO of the same lowering \
+                 (as_text(dialect=\"hlo\"), or its proto)",
+            ));
+        }
         Form::Proto(message) => {
             let bytes = source.bytes()?;
             for sited in hlo::literals(&bytes, message).py()? {
@@ -334,8 +383,10 @@ fn shape_text(shape: &ShapeProto) -> String {
 
 #[pymethods]
 impl HloModule {
-    /// Reads a module from a path or its bytes. ``format``: ``None`` (text when the content
-    /// starts with ``HloModule``, else an ``HloModuleProto``), ``"text"``, ``"proto"``
+    /// Reads a module from a path or its bytes. ``format``: ``None`` (HLO text when the content
+    /// starts with ``HloModule``, StableHLO MLIR text when it starts as ``lowered.as_text()``
+    /// does, else the message the bytes hold: ``HloModuleProto``, ``HloProto`` or
+    /// ``HloSnapshot``, as the CLI tells them apart), ``"text"``, ``"mlir"``, ``"proto"``
     /// (``HloModuleProto``), ``"hlo_proto"`` (``HloProto``, what ``--xla_dump_hlo_as_proto``
     /// writes) or ``"snapshot"`` (``HloSnapshot``).
     ///
@@ -351,20 +402,27 @@ impl HloModule {
         };
         let form = match format {
             None | Some("auto") => {
-                if is_hlo_text(&source.head()?) {
+                let head = source.head()?;
+                if is_hlo_text(&head) {
                     Form::Text
+                } else if hlo::mlir::is_mlir_text(&head) {
+                    Form::Mlir
                 } else {
-                    Form::Proto(HloMessage::Module)
+                    // The message from the bytes (the dump's file name a hint), as the CLI does;
+                    // bytes that fit none are read as a module, whose error says so.
+                    let name = source.file_name();
+                    Form::Proto(hlo::detect(&source.bytes()?, name.as_deref()).unwrap_or(HloMessage::Module))
                 }
             }
             Some("text") => Form::Text,
+            Some("mlir") => Form::Mlir,
             Some("proto") => Form::Proto(HloMessage::Module),
             Some("hlo_proto") => Form::Proto(HloMessage::Proto),
             Some("snapshot") => Form::Proto(HloMessage::Snapshot),
             Some(other) => {
                 return Err(binding_error(
                     "InvalidArgument",
-                    format!("format must be None, 'text', 'proto', 'hlo_proto' or 'snapshot', not {other:?}"),
+                    format!("format must be None, 'text', 'mlir', 'proto', 'hlo_proto' or 'snapshot', not {other:?}"),
                 ));
             }
         };

@@ -540,3 +540,84 @@ def test_xla_dumps_snapshot_and_hlo_proto(tmp_path: pathlib.Path) -> None:
         )
         assert dumped.arguments() == []
         assert dumped.result() is None
+
+
+REPOSITORY_FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures"
+
+
+def entry_signature(module: xs.HloModule, with_layout: bool) -> tuple[list[str], str]:
+    layout = module.entry_computation_layout
+    assert layout is not None
+
+    def text(shape: xs.Shape) -> str:
+        return str(shape) if with_layout else shape.to_string_without_layout()
+
+    return [text(p) for p in layout.parameters], text(layout.result)
+
+
+def entry_parameter_shardings(hlo_text: str) -> dict[int, str | None]:
+    """Parameter number -> its `sharding={...}` (as XLA prints it, re-read) in the ENTRY
+    computation of HLO text, written independently of the package's reader."""
+    entry = hlo_text[hlo_text.index("\nENTRY ") :]
+    entry = entry[: entry.index("\n}")]
+    out: dict[int, str | None] = {}
+    for line in entry.splitlines():
+        found = re.search(r"parameter\((\d+)\)", line)
+        if found is None:
+            continue
+        at = line.find("sharding={")
+        text = braced(line, at + len("sharding=")) if at >= 0 else None
+        out[int(found.group(1))] = str(xs.HloSharding.parse(text)) if text else None
+    return out
+
+
+@pytest.mark.parametrize(
+    "mlir", sorted((REPOSITORY_FIXTURES / "stablehlo").glob("*.mlir")), ids=lambda p: p.name
+)
+def test_stablehlo_entry_equals_its_hlo_twin(mlir: pathlib.Path) -> None:
+    """A `lowered.as_text()` module (StableHLO, detected with no format) has the entry layout of
+    the HLO of the same lowering; its listing's parameters carry XLA's shardings."""
+    module = xs.HloModule.load(mlir)
+    twin = mlir.with_suffix(".txt")
+    if not twin.exists():  # a jax.export module: no HLO twin, still read
+        assert module.entry_computation_layout is not None
+        return
+    hlo = xs.HloModule.load(twin)
+    # The lowered HLO states no layout for `mhlo.layout_mode` and memory kinds (the compiled
+    # one does): there the dimensions and types are compared.
+    stated = not mlir.name.startswith(("layout.", "memory_kind."))
+    assert entry_signature(module, stated) == entry_signature(hlo, stated)
+    # Each parameter's sharding is the one XLA's HLO gives the entry computation's parameter.
+    ours = {
+        int(s["site"].rsplit(" ", 1)[1]): s.get("sharding")
+        for s in module.shapes()
+        if s["kind"] == "parameter" and s["site"].startswith("main /")
+    }
+    assert ours == entry_parameter_shardings(twin.read_text())
+    with pytest.raises(xs.Error) as info:
+        module.constants()
+    assert info.value.kind == "NotSupported"
+
+
+@pytest.mark.parametrize(
+    "dumped", sorted((REPOSITORY_FIXTURES / "xla_dump").glob("module_*")), ids=lambda p: p.name
+)
+def test_every_dumped_file_loads_with_no_format(dumped: pathlib.Path) -> None:
+    """Every file of a real `--xla_dump_to` folder (text, `HloProto` as `.hlo.pb`, snapshots)."""
+    module = xs.HloModule.load(dumped)
+    assert module.name == "jit__lambda"
+    assert module.shapes()
+    if ".snapshot." in dumped.name:
+        arguments, result = module.arguments(), module.result()
+        assert arguments
+        assert result is not None
+        layout = module.entry_computation_layout
+        assert layout is not None
+        assert [a.shape for a in arguments] == [p.dimensions for p in layout.parameters]
+    elif dumped.suffix == ".pb":
+        text = xs.HloModule.load(dumped.with_name(dumped.name.replace(".hlo.pb", ".txt")))
+        assert entry_signature(module, True) == entry_signature(text, True)
+        # The same instructions' shapes (the text renames cloned computations' instructions).
+        ours = sorted(s["shape"] for s in module.shapes() if s["kind"] == "instruction")
+        theirs = sorted(s["shape"] for s in text.shapes() if s["kind"] == "instruction")
+        assert ours == theirs
