@@ -211,7 +211,7 @@ class HloModule:
     @staticmethod
     def load(
         source: str | PathLike[str] | bytes,
-        format: Literal["auto", "text", "proto", "hlo_proto", "snapshot"] | None = None,
+        format: Literal["auto", "text", "mlir", "proto", "hlo_proto", "snapshot"] | None = None,
     ) -> HloModule: ...
     @property
     def name(self) -> str: ...
