@@ -135,6 +135,9 @@ pub enum ShardingProblem {
     Named(NamedShardingProblem),
     /// A device count of zero was given for a replicated or maximal sharding.
     NoDevices,
+    /// A replicated sharding was placed without the program's device count: `{replicated}`
+    /// does not say which devices exist.
+    DeviceCountRequired,
     /// The operation needs an array sharding, but the sharding is a tuple.
     NotAnArraySharding,
     /// Manual, unknown and unreduced shardings do not say where data lives.
@@ -216,6 +219,10 @@ impl fmt::Display for ShardingProblem {
             ),
             Self::Named(problem) => problem.fmt(f),
             Self::NoDevices => f.write_str("a device count of 0 was given"),
+            Self::DeviceCountRequired => f.write_str(
+                "a replicated sharding needs the program's device count (`--devices`, `num_devices`): \
+                 {replicated} does not say which devices exist",
+            ),
             Self::NotAnArraySharding => f.write_str("a tuple sharding has no single placement"),
             Self::NoPlacement { kind } => write!(f, "a {kind} sharding does not say where data lives"),
             Self::TooManyDevices { count, max } => {

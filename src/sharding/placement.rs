@@ -115,7 +115,7 @@ impl Placement {
         };
         match &sharding.kind {
             ShardingKind::Replicated => {
-                let n = num_devices.ok_or_else(|| err(ShardingProblem::NoDevices))?;
+                let n = num_devices.ok_or_else(|| err(ShardingProblem::DeviceCountRequired))?;
                 Ok(whole(Form::Replicated, Devices::Range(n)))
             }
             ShardingKind::Maximal(device) => {

@@ -347,3 +347,15 @@ fn large_iota_is_lazy_and_exact() {
     let last = placement.shard(DeviceId(4095)).unwrap();
     assert_eq!((last.start(Dim(1)), last.limit(Dim(1))), (17, 17));
 }
+
+#[test]
+fn a_replicated_placement_needs_the_device_count() {
+    use xla_shape::error::ShardingProblem;
+    let replicated: HloSharding = "{replicated}".parse().unwrap();
+    let Err(Error::Sharding(e)) = Placement::new(&replicated, &[4, 2], None) else { panic!("placed without devices") };
+    assert_eq!(e.problem, ShardingProblem::DeviceCountRequired);
+    assert!(e.problem.to_string().contains("needs the program's device count"), "{}", e.problem);
+    let Err(Error::Sharding(e)) = Placement::new(&replicated, &[4, 2], Some(0)) else { panic!("placed on no devices") };
+    assert_eq!(e.problem, ShardingProblem::NoDevices);
+    assert_eq!(Placement::new(&replicated, &[4, 2], Some(3)).unwrap().shards().count(), 3);
+}
