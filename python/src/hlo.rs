@@ -63,7 +63,9 @@ impl Source {
                     .map_err(|e| binding_error("Io", format!("cannot read {}: {e}", path.display())))?;
                 Ok(head)
             }
-            Self::Bytes(bytes) => Ok(bytes.iter().copied().take(4096).collect()),
+            Self::Bytes(bytes) => {
+                Ok(bytes.get(..usize::try_from(SNIFF_BYTES).unwrap_or(usize::MAX)).unwrap_or(bytes).to_vec())
+            }
         }
     }
 
