@@ -45,6 +45,17 @@ fn as_bytes<'py>(data: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray1<'py, u8>
     Ok(view.cast_into::<PyArray1<u8>>()?.readonly())
 }
 
+/// The bytes of a borrowed array (contiguous by construction: `as_bytes` and `aligned_empty`
+/// make 1-D views of one buffer).
+fn bytes_of<'a>(array: &'a PyReadonlyArray1<'_, u8>) -> PyResult<&'a [u8]> {
+    array.as_slice().map_err(|e| binding_error("NotContiguous", e.to_string()))
+}
+
+/// The bytes of a writable borrowed array.
+fn bytes_of_mut<'a>(array: &'a mut PyReadwriteArray1<'_, u8>) -> PyResult<&'a mut [u8]> {
+    array.as_slice_mut().map_err(|e| binding_error("NotContiguous", e.to_string()))
+}
+
 /// Rayon pools by thread count, built once each.
 static POOLS: Mutex<Option<HashMap<usize, Arc<rayon::ThreadPool>>>> = Mutex::new(None);
 
@@ -106,8 +117,8 @@ impl RelayoutPlan {
         dst: &mut PyReadwriteArray1<'_, u8>,
         threads: Option<usize>,
     ) -> PyResult<()> {
-        let src = src.as_slice().map_err(|e| binding_error("NotContiguous", e.to_string()))?;
-        let dst = dst.as_slice_mut().map_err(|e| binding_error("NotContiguous", e.to_string()))?;
+        let src = bytes_of(src)?;
+        let dst = bytes_of_mut(dst)?;
         let plan = &self.plan;
         py.detach(|| on_threads(threads, || plan.run(src, dst)))?.py()
     }
@@ -218,8 +229,8 @@ impl RelayoutPlan {
     ) -> PyResult<Vec<f64>> {
         let src = as_bytes(src)?;
         let mut dst = out.try_readwrite().map_err(|e| binding_error("NotWritable", e.to_string()))?;
-        let src = src.as_slice().map_err(|e| binding_error("NotContiguous", e.to_string()))?;
-        let dst = dst.as_slice_mut().map_err(|e| binding_error("NotContiguous", e.to_string()))?;
+        let src = bytes_of(&src)?;
+        let dst = bytes_of_mut(&mut dst)?;
         let plan = &self.plan;
         out.py()
             .detach(|| {
@@ -333,11 +344,9 @@ impl ShardBuffers {
         }
         let mut writers: Vec<(DeviceId, PyReadwriteArray1<'_, u8>)> =
             arrays.iter().map(|(d, a)| (*d, a.readwrite())).collect();
-        let mut slices: Vec<(DeviceId, &mut [u8])> = writers
-            .iter_mut()
-            .map(|(d, w)| Ok((*d, w.as_slice_mut().map_err(|e| binding_error("NotContiguous", e.to_string()))?)))
-            .collect::<PyResult<_>>()?;
-        let global = global.as_slice().map_err(|e| binding_error("NotContiguous", e.to_string()))?;
+        let mut slices: Vec<(DeviceId, &mut [u8])> =
+            writers.iter_mut().map(|(d, w)| Ok((*d, bytes_of_mut(w)?))).collect::<PyResult<_>>()?;
+        let global = bytes_of(&global)?;
         let buffers = &self.buffers;
         py.detach(|| on_threads(threads, || buffers.split_into(global, &mut slices)))?.py()?;
         Ok(out)
@@ -354,16 +363,14 @@ impl ShardBuffers {
     ) -> PyResult<Bound<'py, PyArray1<u8>>> {
         let py = shards.py();
         let arrays = shard_arrays(shards)?;
-        let slices: Vec<(DeviceId, &[u8])> = arrays
-            .iter()
-            .map(|(d, a)| Ok((*d, a.as_slice().map_err(|e| binding_error("NotContiguous", e.to_string()))?)))
-            .collect::<PyResult<_>>()?;
+        let slices: Vec<(DeviceId, &[u8])> =
+            arrays.iter().map(|(d, a)| Ok((*d, bytes_of(a)?))).collect::<PyResult<_>>()?;
         let len =
             usize::try_from(self.buffers.global_len()).map_err(|_| binding_error("Overflow", "array too large"))?;
         let out = aligned_empty(py, len)?;
         {
             let mut writer = out.readwrite();
-            let global = writer.as_slice_mut().map_err(|e| binding_error("NotContiguous", e.to_string()))?;
+            let global = bytes_of_mut(&mut writer)?;
             let buffers = &self.buffers;
             py.detach(|| on_threads(threads, || buffers.assemble_into(slices, global)))?.py()?;
         }

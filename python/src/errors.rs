@@ -17,12 +17,16 @@ create_exception!(_xla_shape, ParseError, Error, "Text that XLA's parsers refuse
 create_exception!(_xla_shape, ValidationError, Error, "A shape, layout or sharding that XLA would not accept.");
 create_exception!(_xla_shape, DecodeError, Error, "Bytes that are not the serialized message, or not losslessly so.");
 
-/// Which exception class an error of the crate raises.
+/// Which exception class an error raises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Class {
+pub enum Class {
+    /// `ParseError`.
     Parse,
+    /// `ValidationError`.
     Validation,
+    /// `DecodeError`.
     Decode,
+    /// `Error` itself.
     Other,
 }
 
@@ -50,7 +54,7 @@ fn kind(error: &CrateError) -> String {
 }
 
 /// An exception of `class` with `message` and the `kind` attribute.
-fn raise(class: Class, kind: &str, message: String) -> PyErr {
+pub fn raise(class: Class, kind: &str, message: String) -> PyErr {
     let err = match class {
         Class::Parse => ParseError::new_err(message),
         Class::Validation => ValidationError::new_err(message),
@@ -70,24 +74,14 @@ pub fn to_py(error: CrateError) -> PyErr {
     raise(class(&error), &kind(&error), error.to_string())
 }
 
+/// [`to_py`], its message prefixed with where the error is (`main/constant.3: …`).
+pub fn to_py_at(site: &str, error: CrateError) -> PyErr {
+    raise(class(&error), &kind(&error), format!("{site}: {error}"))
+}
+
 /// An `xla_shape.Error` of the binding itself (`kind` names the problem).
 pub fn binding_error(kind: &str, message: impl Into<String>) -> PyErr {
     raise(Class::Other, kind, message.into())
-}
-
-/// A `ParseError` of the binding itself (HLO text the listing refused).
-pub fn parse_error(kind: &str, message: impl Into<String>) -> PyErr {
-    raise(Class::Parse, kind, message.into())
-}
-
-/// A `DecodeError` of the binding itself (module bytes the listing refused).
-pub fn decode_error(kind: &str, message: impl Into<String>) -> PyErr {
-    raise(Class::Decode, kind, message.into())
-}
-
-/// A `ValidationError` of the binding itself (a module with invalid shapes).
-pub fn validation_error(kind: &str, message: impl Into<String>) -> PyErr {
-    raise(Class::Validation, kind, message.into())
 }
 
 /// `?` on the crate's results inside `#[pyfunction]`s.

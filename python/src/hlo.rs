@@ -17,7 +17,7 @@ use xla_shape::literal::{Constant, Literal, Values};
 use xla_shape::proto::{LiteralProto, ProgramShapeProto, ShapeProto};
 use xla_shape::{PrimitiveType, Shape as ShapeView};
 
-use crate::errors::{IntoPyResult, binding_error, decode_error, parse_error, validation_error};
+use crate::errors::{Class, IntoPyResult, binding_error, raise, to_py_at};
 use crate::shape::ProgramShape;
 
 /// The bytes sniffed to tell text from a proto (as the CLI does).
@@ -159,11 +159,11 @@ fn listing(py: Python<'_>, source: &Source, form: Form) -> PyResult<Vec<u8>> {
         // shapes are then refused by validation.
         return Err(if stdout.is_empty() {
             match form {
-                Form::Text | Form::Mlir => parse_error("HloText", message),
-                Form::Proto(_) => decode_error("Decode", message),
+                Form::Text | Form::Mlir => raise(Class::Parse, "HloText", message),
+                Form::Proto(_) => raise(Class::Decode, "Decode", message),
             }
         } else {
-            validation_error("InvalidShape", message)
+            raise(Class::Validation, "InvalidShape", message)
         });
     }
     Ok(stdout)
@@ -309,24 +309,8 @@ fn literal_to_numpy<'py>(py: Python<'py>, literal: &Literal<'_>) -> PyResult<Bou
 
 /// A literal proto as numpy, validated.
 fn proto_to_numpy<'py>(py: Python<'py>, site: &str, proto: &LiteralProto) -> PyResult<Bound<'py, PyAny>> {
-    let literal = Literal::try_new(proto).map_err(|e| crate::errors::to_py(e).tap_site(py, site))?;
+    let literal = Literal::try_new(proto).map_err(|e| to_py_at(site, e))?;
     literal_to_numpy(py, &literal)
-}
-
-/// Prefixes an exception's message with the literal's site.
-trait TapSite {
-    fn tap_site(self, py: Python<'_>, site: &str) -> Self;
-}
-
-impl TapSite for PyErr {
-    fn tap_site(self, py: Python<'_>, site: &str) -> Self {
-        let message = format!("{site}: {}", self.value(py));
-        let err = PyErr::from_type(self.get_type(py), message);
-        if let Ok(kind) = self.value(py).getattr("kind") {
-            let _ = err.value(py).setattr("kind", kind);
-        }
-        err
-    }
 }
 
 /// Every literal of the module, by site, in order.
@@ -370,8 +354,7 @@ fn literals<'py>(py: Python<'py>, source: &Source, form: Form) -> PyResult<Vec<(
             let bytes = source.bytes()?;
             for sited in hlo::literals(&bytes, message).py()? {
                 let site = sited.site.to_string();
-                let proto: LiteralProto =
-                    xla_shape::decode(sited.bytes).map_err(|e| crate::errors::to_py(e).tap_site(py, &site))?;
+                let proto: LiteralProto = xla_shape::decode(sited.bytes).map_err(|e| to_py_at(&site, e))?;
                 out.push((site.clone(), proto_to_numpy(py, &site, &proto)?));
             }
         }
