@@ -313,10 +313,26 @@ fn proto_to_numpy<'py>(py: Python<'py>, site: &str, proto: &LiteralProto) -> PyR
     literal_to_numpy(py, &literal)
 }
 
-/// Every literal of the module, by site, in order.
-fn literals<'py>(py: Python<'py>, source: &Source, form: Form) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
+/// Which literals a reader wants: a constant's, a snapshot's arguments, or its result.
+type Keep = fn(&LiteralSite<'_>) -> bool;
+
+fn constant(site: &LiteralSite<'_>) -> bool {
+    matches!(site, LiteralSite::Constant { .. })
+}
+
+/// The literals of the module that `keep` selects, by site, in order; the others are neither
+/// decoded nor converted (so `arguments()` of a text dump with elided constants works).
+fn literals<'py>(
+    py: Python<'py>,
+    source: &Source,
+    form: Form,
+    keep: Keep,
+) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
     let mut out = Vec::new();
+    // Text modules hold constants only.
+    let texts_hold_some = keep(&LiteralSite::Constant { computation: "", instruction: "" });
     match form {
+        Form::Text | Form::Mlir if !texts_hold_some => {}
         Form::Text => {
             let mut reader = TextReader::new(source.reader()?);
             while let Some(item) = reader.next_item().py()? {
@@ -352,7 +368,7 @@ fn literals<'py>(py: Python<'py>, source: &Source, form: Form) -> PyResult<Vec<(
         }
         Form::Proto(message) => {
             let bytes = source.bytes()?;
-            for sited in hlo::literals(&bytes, message).py()? {
+            for sited in hlo::literals(&bytes, message).py()?.into_iter().filter(|s| keep(&s.site)) {
                 let site = sited.site.to_string();
                 let proto: LiteralProto = xla_shape::decode(sited.bytes).map_err(|e| to_py_at(&site, e))?;
                 out.push((site.clone(), proto_to_numpy(py, &site, &proto)?));
@@ -454,26 +470,22 @@ impl HloModule {
     /// values are not in the file.
     pub fn constants<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let out = PyDict::new(py);
-        for (site, value) in literals(py, &self.source, self.form)? {
-            if !site.starts_with("arguments[") && site != "result" {
-                out.set_item(site, value)?;
-            }
+        for (site, value) in literals(py, &self.source, self.form, constant)? {
+            out.set_item(site, value)?;
         }
         Ok(out)
     }
 
     /// A snapshot's recorded arguments, in order (``format="snapshot"``; empty otherwise).
     pub fn arguments<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        Ok(literals(py, &self.source, self.form)?
-            .into_iter()
-            .filter(|(site, _)| site.starts_with("arguments["))
-            .map(|(_, value)| value)
-            .collect())
+        let argument: Keep = |site| matches!(site, LiteralSite::Argument { .. });
+        Ok(literals(py, &self.source, self.form, argument)?.into_iter().map(|(_, value)| value).collect())
     }
 
     /// A snapshot's recorded result (``None`` when it has none).
     pub fn result<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        Ok(literals(py, &self.source, self.form)?.into_iter().find(|(site, _)| site == "result").map(|(_, v)| v))
+        let result: Keep = |site| matches!(site, LiteralSite::Result);
+        Ok(literals(py, &self.source, self.form, result)?.into_iter().next().map(|(_, v)| v))
     }
 
     fn __repr__(&self) -> String {

@@ -621,3 +621,14 @@ def test_every_dumped_file_loads_with_no_format(dumped: pathlib.Path) -> None:
         ours = sorted(s["shape"] for s in module.shapes() if s["kind"] == "instruction")
         theirs = sorted(s["shape"] for s in text.shapes() if s["kind"] == "instruction")
         assert ours == theirs
+
+
+def test_arguments_of_a_text_dump_with_elided_constants() -> None:
+    """Only the literals asked for are read: a text dump's elided constants make `constants()`
+    raise, never `arguments()` or `result()` (text holds no snapshot literals)."""
+    module = xs.HloModule.load(FIXTURES / "all_types.txt")
+    with pytest.raises(xs.Error) as info:
+        module.constants()
+    assert info.value.kind == "ElidedConstant"
+    assert module.arguments() == []
+    assert module.result() is None
