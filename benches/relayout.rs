@@ -225,7 +225,7 @@ fn shape(text: &str) -> ShapeBuf {
 
 /// The naive odometer and ndarray baselines for `N`-byte elements held as `T`, each checked
 /// against the plan's bytes.
-fn baselines<const N: usize, T: bytemuck::Pod>(
+fn baselines<const N: usize, T: bytemuck::Pod + Send + Sync>(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     case: &Case,
     src: &[u8],
@@ -239,6 +239,29 @@ fn baselines<const N: usize, T: bytemuck::Pod>(
         bench.iter(|| ndarray_assign::<T>(black_box(src), dst, &case.dims, &case.src_strides));
     });
     agrees("ndarray", dst, check, |dst| ndarray_assign::<T>(src, dst, &case.dims, &case.src_strides));
+    let serial = threadteam::Exec::serial;
+    group.bench_function("strided_perm", |bench| {
+        bench.iter(|| strided_perm::<T>(black_box(src), dst, &case.dims, &case.src_strides, serial()));
+    });
+    agrees("strided-perm", dst, check, |dst| strided_perm::<T>(src, dst, &case.dims, &case.src_strides, serial()));
+}
+
+/// strided-perm (crates.io; an HPTT-style engine, Springer, Su and Bientinesi 2017): the
+/// destination dense in `dims`' order, the source read through `src_strides`, on the calling
+/// thread (`Exec::serial`) or on `exec`'s pool.
+fn strided_perm<T: bytemuck::Pod + Send + Sync>(
+    src: &[u8],
+    dst: &mut [u8],
+    dims: &[usize],
+    src_strides: &[usize],
+    exec: threadteam::Exec<'_>,
+) {
+    let src: &[T] = bytemuck::cast_slice(src);
+    let dst: &mut [T] = bytemuck::cast_slice_mut(dst);
+    let signed = |s: &[usize]| s.iter().map(|&x| isize::try_from(x).expect("a stride")).collect::<Vec<_>>();
+    let from = strided_view::StridedView::new(src, dims, &signed(src_strides), 0).expect("source view");
+    let mut to = strided_view::StridedViewMut::new(dst, dims, &signed(&dense(dims)), 0).expect("destination view");
+    strided_perm::copy_into(&mut to, &from, exec).expect("strided-perm copy");
 }
 
 /// Runs a baseline once into a cleared `dst` and checks its bytes: on its own, because a
@@ -386,6 +409,118 @@ fn bench_threads(c: &mut Criterion) {
     }
 }
 
+/// Where a destination starts: `Page(k)`, `k` bytes past a page of an anonymous map (4 KiB
+/// pages); `Vec`, a `Vec<u8>` from the global allocator (glibc's `malloc` maps large blocks and
+/// hands them out 16 bytes past a page, where numpy's arrays are too).
+#[derive(Clone, Copy)]
+enum Placement {
+    Page(usize),
+    Vec,
+}
+
+impl Placement {
+    fn name(self) -> String {
+        match self {
+            Self::Page(0) => "page".into(),
+            Self::Page(k) => format!("page+{k}"),
+            Self::Vec => "vec".into(),
+        }
+    }
+}
+
+/// A buffer of `len` bytes at `placement`, filled with a pattern: the map is kept alive beside
+/// the slice's range.
+enum Placed {
+    Map(MmapMut, usize, usize),
+    Vec(Vec<u8>),
+}
+
+impl Placed {
+    fn new(len: usize, placement: Placement) -> Self {
+        match placement {
+            Placement::Page(k) => {
+                let mut map = buffer(len + k, false);
+                map[k..].iter_mut().enumerate().for_each(|(i, b)| *b = (i % 251) as u8);
+                Self::Map(map, k, len)
+            }
+            Placement::Vec => Self::Vec((0..len).map(|i| (i % 251) as u8).collect()),
+        }
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        match self {
+            Self::Map(map, k, len) => &mut map[*k..*k + *len],
+            Self::Vec(v) => v,
+        }
+    }
+}
+
+/// Issue 31's alignment table (`RELAYOUT_CASES=align`): the transposes with the destination at
+/// a page, 4, 16 and 64 bytes past one, and in `Vec`s (source and destination), one thread
+/// each, against memcpy into the same destination and strided-perm; a one-byte transpose also
+/// at odd offsets.
+fn bench_alignment(c: &mut Criterion) {
+    let mut all = cases();
+    all.retain(|case| ["t2d", "r3", "nchw_nhwc", "r5"].contains(&case.name));
+    all.push(Case {
+        name: "t2d_u8",
+        src: "u8[8192,8192]{0,1}",
+        dst: "u8[8192,8192]{1,0}",
+        dims: permuted(&[8192, 8192], &[1, 0]).0,
+        src_strides: permuted(&[8192, 8192], &[1, 0]).1,
+        physical: false,
+        huge: false,
+    });
+    for case in &all {
+        let (src_shape, dst_shape) = (shape(case.src), shape(case.dst));
+        let plan = RelayoutPlan::new(src_shape.as_array().unwrap(), dst_shape.as_array().unwrap()).unwrap();
+        let width = src_shape.as_array().unwrap().element_type().byte_width().unwrap() as usize;
+        let mut placements = vec![Placement::Page(0), Placement::Page(4), Placement::Page(16), Placement::Page(64)];
+        if width == 1 {
+            placements.extend([Placement::Page(1), Placement::Page(17)]);
+        }
+        placements.push(Placement::Vec);
+        let mut check = vec![0u8; plan.dst_len()];
+        for placement in placements {
+            let mut src = Placed::new(
+                plan.src_len(),
+                if matches!(placement, Placement::Vec) { placement } else { Placement::Page(0) },
+            );
+            let copy_src = buffer(plan.dst_len(), false);
+            let mut dst = Placed::new(plan.dst_len(), placement);
+            let (src, dst) = (src.bytes(), dst.bytes());
+            plan.run(src, &mut check).unwrap();
+            let mut group = c.benchmark_group(format!("relayout/align/{}/{}", case.name, placement.name()));
+            group.throughput(Throughput::Bytes(plan.dst_len() as u64));
+            group.sample_size(10);
+            group.bench_function("memcpy", |bench| bench.iter(|| dst.copy_from_slice(black_box(&copy_src))));
+            group.bench_function("plan", |bench| bench.iter(|| run_alone(&plan, black_box(src), dst)));
+            agrees("plan", dst, &check, |dst| run_alone(&plan, src, dst));
+            let serial = threadteam::Exec::serial;
+            match width {
+                4 => {
+                    group.bench_function("strided_perm", |bench| {
+                        bench
+                            .iter(|| strided_perm::<u32>(black_box(src), dst, &case.dims, &case.src_strides, serial()));
+                    });
+                    agrees("strided-perm", dst, &check, |dst| {
+                        strided_perm::<u32>(src, dst, &case.dims, &case.src_strides, serial());
+                    });
+                }
+                _ => {
+                    group.bench_function("strided_perm", |bench| {
+                        bench.iter(|| strided_perm::<u8>(black_box(src), dst, &case.dims, &case.src_strides, serial()));
+                    });
+                    agrees("strided-perm", dst, &check, |dst| {
+                        strided_perm::<u8>(src, dst, &case.dims, &case.src_strides, serial());
+                    });
+                }
+            }
+            group.finish();
+        }
+    }
+}
+
 /// An order-sensitive digest of `bytes` (FNV-1a over 8-byte words).
 #[cfg(feature = "rayon")]
 fn digest(bytes: &[u8]) -> u64 {
@@ -402,6 +537,10 @@ fn bench_threads(_: &mut Criterion) {}
 fn relayout(c: &mut Criterion) {
     if std::env::var("RELAYOUT_CASES").is_ok_and(|f| f == "threads") {
         bench_threads(c);
+        return;
+    }
+    if std::env::var("RELAYOUT_CASES").is_ok_and(|f| f == "align") {
+        bench_alignment(c);
         return;
     }
     let filter: Option<String> = std::env::var("RELAYOUT_CASES").ok();

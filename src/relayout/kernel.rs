@@ -162,11 +162,39 @@ pub(crate) fn transpose<const N: usize>(
     };
     let short = short_axis::<N>((minor, inner), fused);
     let prefetch = order == Order::SourceRuns && asks_ahead(minor.extent);
-    let walk = Walk { src, pair: (minor, inner), fused, short, band, stores, prefetch };
+    let rows_wrap = fused.is_none() && short == Short::Neither && src_minor.checked_add(1) == Some(outer.len());
+    let wrap = if rows_wrap && wraps::<N>(minor, inner) { lead::<N>(dst, d) } else { 0 };
+    let walk = Walk { src, pair: (minor, inner), fused, short, band, stores, prefetch, wrap };
     walk.run::<N>(dst, outer, src_minor, s, d, Band::default());
     if stores == Stores::Streaming {
         stream::fence();
     }
+}
+
+/// The destination-minor columns from `dst[d]` to the first cache-line boundary (0 when `d` is
+/// on one, or when the boundary falls inside an element). A destination 16 bytes past a line
+/// (where `malloc` and numpy put large buffers) would otherwise split every line a micro-tile
+/// stores over two cache lines: two partial lines per store, and streamed partial lines are
+/// written back piecemeal (2.2–3× slower, `docs/relayout.md`, "Speed").
+fn lead<const N: usize>(dst: &[u8], d: i64) -> u64 {
+    let bytes = at(d).and_then(|t| dst.get(t..)).map_or(0, |rest| rest.as_ptr().align_offset(LINE));
+    // `align_offset` may decline (usize::MAX): then no lead, which only costs speed.
+    match (bytes.checked_div(N), bytes.checked_rem(N)) {
+        (Some(columns), Some(0)) if bytes < LINE => len_u64(columns),
+        _ => 0,
+    }
+}
+
+/// Whether a transpose's destination rows follow each other, each a whole number of lines: the
+/// destination-minor axis is contiguous and the source-minor axis steps one row of it (as in
+/// NCHW → NHWC and every dense 2-D transpose). Then, on a destination that starts off a line,
+/// the micro-tiles are shifted by the [`lead`] so that each stores whole lines, the last tile of
+/// a row wrapping into the next row's first columns ([`Walk::wrap`], [`Seam`]).
+fn wraps<const N: usize>(minor: Axis, inner: Axis) -> bool {
+    let row = inner.extent.checked_mul(len_u64(N));
+    inner.dst == to_i64(len_u64(N))
+        && row.and_then(|r| i64::try_from(r).ok()) == Some(minor.dst)
+        && row.and_then(|r| r.checked_rem(len_u64(LINE))) == Some(0)
 }
 
 /// Destination-minor columns per band: 2 KiB of destination row, so the source rows a band
@@ -188,6 +216,11 @@ struct Walk<'a> {
     stores: Stores,
     /// Whether the walk asks for each band's source runs one band ahead ([`asks_ahead`]).
     prefetch: bool,
+    /// The rows wrap ([`wraps`]) by this many columns (0: they do not): the micro-tiles start
+    /// at column `wrap` of each row, on a destination line, and the last one of a row takes
+    /// its last columns and the next row's first `wrap`. The first row's first columns are moved
+    /// on their own ([`Walk::head`]), and the last row's last tile stops at the row's end.
+    wrap: u64,
 }
 
 /// One row of micro-tiles: rows `first .. first + rows` of the row axis (the source-minor axis,
@@ -198,6 +231,8 @@ struct Band {
     rows: u64,
     j0: u64,
     j1: u64,
+    /// Whether the rows end the row axis (a wrapping walk's last row has no next row).
+    last: bool,
 }
 
 impl Walk<'_> {
@@ -228,9 +263,20 @@ impl Walk<'_> {
             let per = if self.short == Short::Destination { total.max(1) } else { m };
             let inner = self.pair.1.extent;
             let width = self.band.max(m);
+            // Bands start where the destination's lines do, so every whole micro-tile stores
+            // whole lines: the columns before the first line boundary make a band of their own
+            // (unless the rows wrap, `Walk::wrap`: then every row's first columns end the row
+            // before it, and only the first row's are moved on their own).
+            let lead = match (self.short, self.wrap) {
+                (Short::Neither, 0) => lead::<N>(dst, d),
+                _ => 0,
+            };
+            if self.wrap > 0 && stepped {
+                self.head::<N>(dst, s, d);
+            }
             let mut j0 = 0;
             while j0 < inner {
-                let j1 = inner.min(j0.saturating_add(width));
+                let j1 = inner.min(if j0 < lead { lead } else { j0.saturating_add(width) });
                 let mut i = 0;
                 while i < total {
                     let rows = per.min(total.wrapping_sub(i));
@@ -239,7 +285,8 @@ impl Walk<'_> {
                     }
                     let (s, d, first) =
                         if stepped { (step(s, i, axis.src), step(d, i, axis.dst), 0) } else { (s, d, i) };
-                    self.run::<N>(dst, after, next, s, d, Band { first, rows, j0, j1 });
+                    let last = i.saturating_add(rows) >= total;
+                    self.run::<N>(dst, after, next, s, d, Band { first, rows, j0, j1, last });
                     i = i.wrapping_add(per);
                 }
                 j0 = j1;
@@ -262,7 +309,8 @@ impl Walk<'_> {
         if next >= inner.extent {
             return;
         }
-        let base = step(step(s, i, rows.src), next, inner.src);
+        // A wrapping walk's tiles start `wrap` columns on.
+        let base = step(step(s, i, rows.src), next.saturating_add(self.wrap), inner.src);
         for j in 0..m.min(inner.extent.wrapping_sub(next)) {
             if let Some(offset) = at(step(base, j, inner.src)) {
                 tile::prefetch(self.src, offset);
@@ -277,14 +325,14 @@ impl Walk<'_> {
     /// `e`) and `r div e` of the axis outside it: contiguous in the source, at two-level
     /// addresses in the destination.
     #[inline]
-    fn tiles<const N: usize>(&self, dst: &mut [u8], (s, d): (i64, i64), Band { first, rows, j0, j1 }: Band)
+    fn tiles<const N: usize>(&self, dst: &mut [u8], (s, d): (i64, i64), Band { first, rows, j0, j1, last }: Band)
     where
         Bytes<N>: Width,
     {
         let (src, ((minor, inner), outside), stores) = (self.src, (self.pair, self.fused), self.stores);
         match self.short {
             Short::Source => {
-                return deinterleave::<N>(src, dst, (s, d), (minor, inner), Band { first, rows, j0, j1 }, stores);
+                return deinterleave::<N>(src, dst, (s, d), (minor, inner), Band { first, rows, j0, j1, last }, stores);
             }
             Short::Destination if j0 == 0 => return interleave::<N>(src, dst, (s, d), inner, rows, stores),
             Short::Destination | Short::Neither => {}
@@ -293,7 +341,9 @@ impl Walk<'_> {
         // Rows are contiguous in the source, fused or not.
         let s = step(s, first, minor.src);
         let Some(outside) = outside else {
-            return row_of_tiles::<N>(src, dst, (s, d), (minor, inner), (height, Strided(minor.dst)), (j0, j1), stores);
+            let rows = (height, Strided(minor.dst));
+            let wrap = (self.wrap, minor.src, last);
+            return row_of_tiles::<N>(src, dst, (s, d), (minor, inner), rows, (j0, j1, wrap), stores);
         };
         // Each fused row's destination offset, once for the band.
         let mut offsets = [0i64; LINE];
@@ -302,7 +352,16 @@ impl Walk<'_> {
             *offset = step(step(0, outer, outside.dst), within, minor.dst);
         }
         let listed = Listed(offsets.get(..height).unwrap_or_default());
-        row_of_tiles::<N>(src, dst, (s, d), (minor, inner), (height, listed), (j0, j1), stores);
+        row_of_tiles::<N>(src, dst, (s, d), (minor, inner), (height, listed), (j0, j1, (0, 0, false)), stores);
+    }
+
+    /// A wrapping walk's first row's first [`wrap`](Walk::wrap) columns, element by element:
+    /// the one part of a row no wrapped micro-tile stores.
+    fn head<const N: usize>(&self, dst: &mut [u8], s: i64, d: i64) {
+        let inner = self.pair.1;
+        for k in 0..self.wrap {
+            copy_one::<N>(self.src, dst, step(s, k, inner.src), step(d, k, inner.dst));
+        }
     }
 }
 
@@ -471,7 +530,9 @@ impl RowAt for Listed<'_> {
     }
 }
 
-/// The micro-tiles of one band: `height` rows placed by `rows`, columns `j0 .. j1`.
+/// The micro-tiles of one band: `height` rows placed by `rows`, columns `j0 .. j1`, shifted by
+/// `wrap.0` columns when the rows wrap ([`Walk::wrap`]; `wrap.1` is the source-minor axis's
+/// source stride, `wrap.2` whether the rows end the row axis).
 #[inline]
 fn row_of_tiles<const N: usize>(
     src: &[u8],
@@ -479,7 +540,7 @@ fn row_of_tiles<const N: usize>(
     (s, d): (i64, i64),
     (minor, inner): (Axis, Axis),
     (height, rows): (usize, impl RowAt),
-    (j0, j1): (u64, u64),
+    (j0, j1, (shift, next_row, last)): (u64, u64, (u64, i64, bool)),
     stores: Stores,
 ) where
     Bytes<N>: Width,
@@ -488,10 +549,21 @@ fn row_of_tiles<const N: usize>(
     let mut j = j0;
     while j < j1 {
         let width = m.min(j1.wrapping_sub(j));
-        let (from, to) = (step(s, j, inner.src), step(d, j, inner.dst));
-        if width == m {
-            // Whole destination lines; a short row axis fills the first `height` of them.
-            micro_tile::<N>(src, dst, (from, to), inner.src, (height, rows), stores);
+        let column = j.saturating_add(shift);
+        let (from, to) = (step(s, column, inner.src), step(d, column, inner.dst));
+        if inner.dst == to_i64(len_u64(N)) || width == m {
+            // Destination lines (whole ones when `width == m`, else their first `width`
+            // elements); a short row axis fills the first `height` of them. Columns past the
+            // row's end are the next row's first ones.
+            let width = usize::try_from(width).unwrap_or(0);
+            let seam = if shift == 0 {
+                Seam::NONE
+            } else {
+                let at = usize::try_from(inner.extent.saturating_sub(column)).unwrap_or(usize::MAX);
+                let delta = next_row.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent)));
+                Seam { at, delta, last }
+            };
+            micro_tile::<N>(src, dst, (from, to), inner.src, (height, width, rows), seam, stores);
         } else {
             for i in 0..height {
                 let row_to = to.wrapping_add(rows.at(i));
@@ -572,31 +644,67 @@ fn line_at(dst: &mut [u8], offset: i64) -> Option<&mut [u8; LINE]> {
     dst.get_mut(t..t.checked_add(LINE)?)?.try_into().ok()
 }
 
+/// The columns of a wrapped micro-tile ([`Walk::wrap`]) that belong to the next row: runs
+/// `at..` start `delta` bytes further in the source (one row on, back to its first columns);
+/// when the rows end the row axis (`last`), the last row has no next row and its line stops
+/// at run `at`.
+#[derive(Debug, Clone, Copy)]
+struct Seam {
+    at: usize,
+    delta: i64,
+    last: bool,
+}
+
+impl Seam {
+    /// No wrapped columns.
+    const NONE: Self = Self { at: usize::MAX, delta: 0, last: false };
+}
+
 /// One micro-tile: source run `j` (`height ≤ M` elements contiguous along the row axis) starts
-/// at `s + j · src_stride`, for `j < M`; destination run `i` (`M` elements contiguous: one
-/// [`LINE`]) at `d + rows.at(i)`. The tile is transposed in registers (`tile.rs`) and its first
-/// `height` lines stored whole; a short tile's runs are first copied into a zero-padded tile.
+/// at `s + j · src_stride` (plus `seam.delta` from run `seam.at` on), for `j < width ≤ M`;
+/// destination run `i` (`width` elements contiguous: one [`LINE`] when `width = M`) at
+/// `d + rows.at(i)`. The tile is transposed in registers (`tile.rs`) and its first `height`
+/// lines stored: whole, or their first `width` elements (or `seam.at`, for a last row with no
+/// next one) with ordinary stores (the ragged columns of a band, [`lead`]); a short tile's
+/// runs are first copied into a zero-padded tile, as is a tile whose last row has no next row.
 #[inline]
 fn micro_tile<const N: usize>(
     src: &[u8],
     dst: &mut [u8],
     (s, d): (i64, i64),
     src_stride: i64,
-    (height, rows): (usize, impl RowAt),
+    (height, width, rows): (usize, usize, impl RowAt),
+    seam: Seam,
     stores: Stores,
 ) where
     Bytes<N>: Width,
 {
     let m = <Bytes<N> as Width>::M;
-    let height = height.min(m);
-    let run_at = |j: usize| at(s.wrapping_add(src_stride.wrapping_mul(i64::try_from(j).unwrap_or(0))));
+    let (height, width) = (height.min(m), width.min(m));
+    // A last row whose line would run into a next row: its line stops at the seam.
+    let cut = seam.last && seam.at < width;
+    let run_at = |j: usize| {
+        let offset = s.wrapping_add(src_stride.wrapping_mul(i64::try_from(j).unwrap_or(0)));
+        let offset = if j >= seam.at { offset.wrapping_add(seam.delta) } else { offset };
+        if j < width { at(offset) } else { None }
+    };
     let mut emit = |i: usize, line: &[u8; LINE]| {
-        let to = if i < height { line_at(dst, d.wrapping_add(rows.at(i))) } else { None };
-        if let Some(to) = to {
-            put_line(to, line, stores);
+        if i >= height {
+            return;
+        }
+        let columns = if cut && i.wrapping_add(1) == height { seam.at } else { width };
+        let bytes = columns.wrapping_mul(N);
+        if columns == m {
+            if let Some(to) = line_at(dst, d.wrapping_add(rows.at(i))) {
+                put_line(to, line, stores);
+            }
+        } else if let (Some(to), Some(part)) =
+            (at(d.wrapping_add(rows.at(i))).and_then(|t| dst.get_mut(t..t.wrapping_add(bytes))), line.get(..bytes))
+        {
+            to.copy_from_slice(part);
         }
     };
-    if height == m {
+    if height == m && !cut {
         let runs = <Bytes<N> as Width>::runs(|j| {
             run_at(j)
                 .and_then(|f| src.get(f..f.wrapping_add(LINE)))
@@ -605,9 +713,10 @@ fn micro_tile<const N: usize>(
         });
         <Bytes<N> as Width>::transpose(&runs, &mut emit);
     } else {
-        let len = N.wrapping_mul(height);
         let mut tile = <Bytes<N> as Width>::lines();
         for (j, run) in tile.as_mut().iter_mut().enumerate() {
+            // A run past the seam of a cut tile has no element for the last row.
+            let len = N.wrapping_mul(if cut && j >= seam.at { height.saturating_sub(1) } else { height });
             if let (Some(from), Some(into)) =
                 (run_at(j).and_then(|f| src.get(f..f.wrapping_add(len))), run.get_mut(..len))
             {

@@ -324,6 +324,43 @@ fn sub_tiled() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Ve
     )
 }
 
+/// Transposes whose destination rows are whole cache lines (the destination-minor extent a
+/// multiple of a line's elements) and follow each other: the kernel shifts its micro-tiles to
+/// the destination's lines and wraps rows (`kernel.rs`, `Walk::wrap`) when the destination
+/// starts off a line. Rank 2 or 3, any source order.
+fn line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let types = prop_oneof![
+        Just(PrimitiveType::U8),
+        Just(PrimitiveType::BF16),
+        Just(PrimitiveType::F32),
+        Just(PrimitiveType::F64),
+    ];
+    (types, 1i64..=3, proptest::collection::vec(1i64..=40, 1..=2)).prop_flat_map(|(t, lines, outer)| {
+        let line = 64 / i64::from(t.byte_width().unwrap());
+        let mut dims = outer;
+        dims.push(line * lines);
+        let rank = dims.len();
+        let dst_m2m: Vec<i64> = (0..rank).rev().map(|d| i64::try_from(d).unwrap()).collect();
+        let src_m2m: Vec<i64> = (0..i64::try_from(rank).unwrap()).collect();
+        (Just(t), Just(dims), Just(src_m2m).prop_shuffle(), Just(dst_m2m)).prop_flat_map(
+            |(t, dims, src_m2m, dst_m2m)| {
+                let a = make_shape_with_layout(t, &dims, &LayoutSpec::new(&src_m2m)).unwrap();
+                let b = make_shape_with_layout(t, &dims, &LayoutSpec::new(&dst_m2m)).unwrap();
+                let (a, b) = (Side::Layout(a), Side::Layout(b));
+                let len = a.len();
+                let udims: Vec<u64> = dims.iter().map(|&d| u64::try_from(d).unwrap()).collect();
+                (Just(t), Just(udims), Just(a), Just(b), proptest::collection::vec(any::<u8>(), len))
+            },
+        )
+    })
+}
+
+/// `len` bytes of `buf` starting `offset` bytes past a cache line (64-byte boundary).
+fn at_offset(buf: &mut [u8], offset: usize, len: usize) -> &mut [u8] {
+    let start = buf.as_ptr().align_offset(64) + offset;
+    &mut buf[start..start + len]
+}
+
 /// The destination `0..dst_len()` produced part by part (`run_range`), cut at `cuts` thousandths
 /// of it, each part starting from `initial`'s bytes there; and the cut points.
 fn in_parts(plan: &RelayoutPlan, input: &[u8], initial: &[u8], cuts: &[usize]) -> (Vec<u8>, Vec<usize>) {
@@ -425,6 +462,37 @@ proptest! {
         cuts in proptest::collection::vec(0usize..=1000, 0..6),
     ) {
         both_stores_whole_and_in_parts(t, &dims, &a, &b, &input, &cuts)?;
+    }
+
+    /// A destination at any offset from a cache line (where `malloc` and numpy put buffers: 16
+    /// bytes past one) gets the reference's bytes, with ordinary and streaming stores, whole and
+    /// in parts each at the same offset: the micro-tiles shifted to the destination's lines,
+    /// rows wrapped into the next, the first row's head and the last row's cut tail.
+    #[test]
+    fn destinations_at_any_offset_match_the_reference(
+        (t, dims, a, b, input) in line_rows(),
+        offset in 0usize..64,
+        cuts in proptest::collection::vec(0usize..=1000, 0..4),
+    ) {
+        let len = b.len();
+        let initial = vec![0u8; len];
+        let expected = reference(&a, &b, t, &dims, &input, &initial);
+        for stores in [StorePolicy::Cached, StorePolicy::Streaming] {
+            let plan = a.plan_with_stores(&b, stores).unwrap();
+            let mut buf = vec![0u8; len + 128];
+            let out = at_offset(&mut buf, offset, len);
+            plan.run(&input, out).unwrap();
+            prop_assert_eq!(&*out, &expected[..], "{:?} -> {:?} {:?} at +{}", a, b, stores, offset);
+            let mut points: Vec<usize> = cuts.iter().map(|c| c * len / 1000).collect();
+            points.extend([0, len]);
+            points.sort_unstable();
+            for pair in points.windows(2) {
+                let mut buf = vec![0u8; pair[1] - pair[0] + 128];
+                let part = at_offset(&mut buf, offset, pair[1] - pair[0]);
+                plan.run_range(&input, part, pair[0]..pair[1]).unwrap();
+                prop_assert_eq!(&*part, &expected[pair[0]..pair[1]], "{:?} -> {:?} {:?} part {:?} at +{}", a, b, stores, pair, offset);
+            }
+        }
     }
 
     /// Sub-tiles of paired rows to and from row-major (bf16 `(2,1)` and kin, the interleaving
