@@ -34,6 +34,7 @@
 //! # Ok::<(), xla_shape::Error>(())
 //! ```
 
+mod buffer;
 mod endpoint;
 mod exec;
 mod fill;
@@ -43,6 +44,7 @@ mod stream;
 mod tile;
 mod window;
 
+pub use buffer::LineBuffer;
 pub use endpoint::{Endpoint, StridedView};
 
 use crate::error::{Error, RelayoutProblem, RelayoutSide, Result};

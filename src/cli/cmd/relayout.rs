@@ -22,7 +22,7 @@ use crate::cli::data::{self, Sink, Source};
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, LoadedShape, MAX_INPUT_BYTES};
 use crate::cli::outfile::OutFile;
-use crate::relayout::{RelayoutPlan, StridedView};
+use crate::relayout::{LineBuffer, RelayoutPlan, StridedView};
 use crate::{PrimitiveType, ShapeBuf};
 
 /// Above this many destination bytes a terminal gets a progress bar.
@@ -280,18 +280,16 @@ fn produce(
 ) -> Result<(), Failure> {
     let total = plan.dst_len();
     let part = part.min(total).max(1);
-    let (free, free_parts) = mpsc::channel::<Vec<u8>>();
-    // A second buffer only when there is a second part.
+    let (free, free_parts) = mpsc::channel::<LineBuffer>();
+    // A second buffer only when there is a second part; both start on a cache line.
     for len in [part, part.min(total.saturating_sub(part))] {
         if len > 0 {
-            let mut buf = Vec::new();
-            buf.try_reserve_exact(len)
-                .map_err(|e| Failure::invalid(format!("cannot allocate the output buffer: {e}")))?;
-            buf.resize(len, 0u8);
+            let buf = LineBuffer::zeroed(len)
+                .ok_or_else(|| Failure::invalid(format!("cannot allocate the output buffer of {len} bytes")))?;
             free.send(buf).map_err(|_| Failure::invalid("the output buffers were lost"))?;
         }
     }
-    let (done, done_parts) = mpsc::sync_channel::<Result<(Vec<u8>, usize), Failure>>(2);
+    let (done, done_parts) = mpsc::sync_channel::<Result<(LineBuffer, usize), Failure>>(2);
     std::thread::scope(move |scope| {
         scope.spawn(move || {
             let mut start = 0;
@@ -300,7 +298,7 @@ fn produce(
                 let Ok(mut buf) = free_parts.recv() else { return };
                 let end = total.min(start.saturating_add(part));
                 let len = end.wrapping_sub(start);
-                let out = buf.get_mut(..len).unwrap_or_default();
+                let out = buf.as_mut_slice().get_mut(..len).unwrap_or_default();
                 let mut run = move || plan.run_range(&src[..], out, start..end);
                 let result = match pool {
                     Some(pool) => pool.install(run),
@@ -318,7 +316,7 @@ fn produce(
             let (buf, len) = computed?;
             // A mapped input truncated underneath read as zeros: they go nowhere.
             src.check()?;
-            sink.write(buf.get(..len).unwrap_or_default())?;
+            sink.write(buf.as_slice().get(..len).unwrap_or_default())?;
             if let Some(bar) = bar {
                 bar.inc(u64::try_from(len).unwrap_or(0));
             }
