@@ -378,9 +378,36 @@ fn bench_threads(c: &mut Criterion) {
         group.sample_size(10);
         let pools: Vec<(usize, rayon::ThreadPool)> =
             [1, 2].into_iter().map(|n| (n, rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap())).collect();
+        // The baselines: memcpy of the same bytes on one thread and split over two (the
+        // bandwidth two threads can reach), and strided-perm on each.
+        let copy_src = buffer(plan.dst_len(), true);
         for (threads, pool) in &pools {
+            group.bench_function(BenchmarkId::new("memcpy", threads), |bench| {
+                bench.iter(|| {
+                    pool.install(|| {
+                        use rayon::prelude::*;
+                        let chunk = dst.len().div_ceil(*threads);
+                        dst.par_chunks_mut(chunk)
+                            .zip(black_box(&copy_src[..]).par_chunks(chunk))
+                            .for_each(|(to, from)| to.copy_from_slice(from));
+                    });
+                });
+            });
             group.bench_function(BenchmarkId::new("plan", threads), |bench| {
                 bench.iter(|| pool.install(|| plan.run(black_box(&src), &mut dst).unwrap()));
+            });
+        }
+        let (dims, src_strides) = match name {
+            "t2d" => permuted(&[16384, 8192], &[1, 0]),
+            _ => permuted(&[512, 512, 512], &[2, 0, 1]),
+        };
+        let team = threadteam::Pool::builder().threads(2).build().expect("a threadteam pool");
+        for threads in [1, 2] {
+            group.bench_function(BenchmarkId::new("strided_perm", threads), |bench| {
+                bench.iter(|| {
+                    let exec = threadteam::Exec::new(&team, threads).expect("a budget");
+                    strided_perm::<u32>(black_box(&src), &mut dst, &dims, &src_strides, exec);
+                });
             });
         }
         // Both pools write the same bytes: each run once into a cleared buffer, so that a filtered
@@ -395,6 +422,9 @@ fn bench_threads(c: &mut Criterion) {
             })
             .collect();
         assert!(digests.windows(2).all(|w| w[0] == w[1]), "{name}: one and two threads disagree");
+        dst.fill(0);
+        strided_perm::<u32>(&src, &mut dst, &dims, &src_strides, threadteam::Exec::new(&team, 2).expect("a budget"));
+        assert!(digest(&dst) == digests[0], "{name}: strided-perm disagrees");
         // And the last of them moved the elements: a sample of indices through both maps.
         let (ma, mb) =
             (PhysicalMap::new(a.as_array().unwrap()).unwrap(), PhysicalMap::new(b.as_array().unwrap()).unwrap());

@@ -33,6 +33,7 @@ COLUMNS = [
     ("plan", "xla-shape 1 thread"),
     ("plan_all_threads", "xla-shape all threads"),
     ("ndarray", "ndarray"),
+    ("strided_perm", "strided-perm"),
     ("numpy", "numpy"),
     ("numpy_copyto", "numpy copyto"),
     ("naive", "naive"),
@@ -40,6 +41,9 @@ COLUMNS = [
 
 # The groups of `RELAYOUT_CASES=threads`: one line each, 1 → 2 threads.
 THREADS = [("t2d", "relayout/t2d_512MiB_threads"), ("r3", "relayout/r3_512MiB_threads")]
+
+# The destinations of `RELAYOUT_CASES=align` (`relayout/align/CASE/PLACEMENT`), in table order.
+PLACEMENTS = ["page", "page+4", "page+16", "page+64", "page+1", "page+17", "vec"]
 
 
 def criterion(root, since=None):
@@ -165,9 +169,9 @@ def table(runs):
     >>> print("\\n".join(table(runs)))  # doctest: +NORMALIZE_WHITESPACE
     numpy 2.4.6, ml_dtypes 0.6.0; 2 runs; each cell: median ms [min–max] (× memcpy [min–max])
     <BLANKLINE>
-    | case | memcpy | xla-shape 1 thread | xla-shape all threads | ndarray | numpy | numpy copyto | naive |
-    |---|---|---|---|---|---|---|---|
-    | r3 | 5.50 [5.00–6.00] (1.00 [1.00–1.00]) | 9.00 [8.00–10.00] (0.62 [0.50–0.75]) | – | – | 20.00 [20.00–20.00] (0.28 [0.25–0.30]) | 12.00 [12.00–12.00] (0.46 [0.42–0.50]) | – |
+    | case | memcpy | xla-shape 1 thread | xla-shape all threads | ndarray | strided-perm | numpy | numpy copyto | naive |
+    |---|---|---|---|---|---|---|---|---|
+    | r3 | 5.50 [5.00–6.00] (1.00 [1.00–1.00]) | 9.00 [8.00–10.00] (0.62 [0.50–0.75]) | – | – | – | 20.00 [20.00–20.00] (0.28 [0.25–0.30]) | 12.00 [12.00–12.00] (0.46 [0.42–0.50]) | – |
     <BLANKLINE>
     r3 at 512 MiB, huge pages: 1 thread 95.0 [90.0–100.0] ms, 2 threads 50.0 [50.0–50.0] ms (1.90 [1.80–2.00]×)
     <BLANKLINE>
@@ -184,7 +188,8 @@ def table(runs):
     lines = [header, ""]
     lines.append("| case | " + " | ".join(title for _, title in COLUMNS) + " |")
     lines.append("|---|" + "---|" * len(COLUMNS))
-    groups = sorted({g for r in runs for g in r["criterion"] if g.startswith("relayout/") and "threads" not in g})
+    groups = sorted({g for r in runs for g in r["criterion"]
+                     if g.startswith("relayout/") and "threads" not in g and not g.startswith("relayout/align/")})
     for group in groups:
         runs_times = [case_times(r, group) for r in runs if group in r["criterion"]]
         cells = [cell(runs_times, key) for key, _ in COLUMNS]
@@ -201,10 +206,70 @@ def table(runs):
                            f"2 threads {spread(twos, 1)} ms ({spread(ratios, 2)}×)")
     if scaling:
         lines += [""] + scaling
+    for case, group in THREADS:
+        baselines = [(r["criterion"][group].get("memcpy/1"), r["criterion"][group].get("memcpy/2"))
+                     for r in runs if group in r["criterion"]]
+        if not any(one and two for one, two in baselines):
+            continue
+        parts = []
+        for threads in ("1", "2"):
+            for key, title in (("plan", "xla-shape"), ("strided_perm", "strided-perm")):
+                ratios = [r["criterion"][group][f"memcpy/{threads}"] / r["criterion"][group][f"{key}/{threads}"]
+                          for r in runs if group in r["criterion"]
+                          and r["criterion"][group].get(f"{key}/{threads}") and r["criterion"][group].get(f"memcpy/{threads}")]
+                if ratios:
+                    parts.append(f"{title} {threads} thread(s) {spread(ratios, 2)}× memcpy on {threads}")
+        lines.append(f"{case} at 512 MiB against memcpy on as many threads: " + "; ".join(parts))
+    lines += alignment(runs)
     uptimes = [(k, u) for k, r in enumerate(runs, 1) for u in r["uptime"]]
     if uptimes:
         lines.append("")
         lines += [f"run {k}: {u.strip()}" if several else f"uptime: {u.strip()}" for k, u in uptimes]
+    return lines
+
+
+def alignment(runs):
+    """The alignment table (`RELAYOUT_CASES=align`): per case and destination, xla-shape's and
+    strided-perm's ratios to memcpy into the same destination, one thread.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     for place, plan in [("page", 10e6), ("page+16", 11e6)]:
+    ...         fake_result(root, f"relayout/align/t2d/{place}", "memcpy", 5e6)
+    ...         fake_result(root, f"relayout/align/t2d/{place}", "plan", plan)
+    ...         fake_result(root, f"relayout/align/t2d/{place}", "strided_perm", 20e6)
+    ...     print("\\n".join(alignment([load_run(root, None)])))  # doctest: +NORMALIZE_WHITESPACE
+    <BLANKLINE>
+    Destination alignment, one thread: xla-shape × memcpy into the same destination (strided-perm × memcpy)
+    <BLANKLINE>
+    | case | page | page+16 |
+    |---|---|---|
+    | t2d | 0.50 (0.25) | 0.45 (0.25) |
+    """
+    found = {}
+    for r in runs:
+        for group in r["criterion"]:
+            if group.startswith("relayout/align/"):
+                case, place = group.removeprefix("relayout/align/").split("/", 1)
+                found.setdefault(case, set()).add(place)
+    if not found:
+        return []
+    places = [p for p in PLACEMENTS if any(p in ps for ps in found.values())]
+    lines = ["", "Destination alignment, one thread: xla-shape × memcpy into the same destination "
+             "(strided-perm × memcpy)", ""]
+    lines.append("| case | " + " | ".join(places) + " |")
+    lines.append("|---|" + "---|" * len(places))
+    for case in sorted(found):
+        cells = []
+        for place in places:
+            group = f"relayout/align/{case}/{place}"
+            times = [r["criterion"][group] for r in runs if group in r["criterion"]]
+            text = []
+            for key in ("plan", "strided_perm"):
+                ratios = [t["memcpy"] / t[key] for t in times if t.get(key) and t.get("memcpy")]
+                text.append(spread(ratios, 2) if ratios else "–")
+            cells.append(f"{text[0]} ({text[1]})" if times else "–")
+        lines.append(f"| {case} | " + " | ".join(cells) + " |")
     return lines
 
 

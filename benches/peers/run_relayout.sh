@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The relayout table of docs/relayout.md: the criterion bench (memcpy, xla-shape on one thread and
-# on all, ndarray, naive), the one-and-two-thread groups at 512 MiB, then numpy on the same cases,
-# then one table. With RUNS=N the whole sequence runs N times and the table gives, per cell, the
+# on all, ndarray, strided-perm, naive), the one-and-two-thread groups at 512 MiB (with memcpy and
+# strided-perm on one and two threads), the alignment groups (destinations off a page and in
+# Vecs), then numpy on the same cases, then the tables. With RUNS=N the whole sequence runs N times and the table gives, per cell, the
 # median over the runs with the spread [min–max], of each time and of each ratio.
 #
 #   benches/peers/run_relayout.sh                       # venv in target/peers/venv
@@ -43,8 +44,11 @@ for ((k = 1; k <= RUNS; k++)); do
   before=$(uptime)
   echo "$before"
   cargo bench --bench relayout --features rayon -- "${times[@]}" "$@"
-  # One and two threads on t2d and r3 at 512 MiB (the lines under the table).
+  # One and two threads on t2d and r3 at 512 MiB (the lines under the table), with memcpy and
+  # strided-perm on as many threads.
   RELAYOUT_CASES=threads cargo bench --bench relayout --features rayon -- "${times[@]}"
+  # The destination at a page, 4, 16 and 64 bytes past one, and in Vecs (the alignment table).
+  RELAYOUT_CASES=align cargo bench --bench relayout --features rayon -- "${times[@]}" "$@"
   "$VENV/bin/python" benches/peers/relayout_numpy.py --out "target/peers/numpy-$k.json"
   after=$(uptime)
   echo "$after"
