@@ -162,7 +162,7 @@ pub(crate) fn transpose<const N: usize>(
     };
     let short = short_axis::<N>((minor, inner), fused);
     let prefetch = order == Order::SourceRuns && asks_ahead(minor.extent);
-    let rows_wrap = fused.is_none() && short == Short::Neither && src_minor.checked_add(1) == Some(outer.len());
+    let rows_wrap = short == Short::Neither && src_minor.checked_add(1) == Some(outer.len());
     let wrap = if rows_wrap && wraps::<N>(minor, inner) { lead::<N>(dst, d) } else { 0 };
     let walk = Walk { src, pair: (minor, inner), fused, short, band, stores, prefetch, wrap };
     walk.run::<N>(dst, outer, src_minor, s, d, Band::default());
@@ -342,7 +342,7 @@ impl Walk<'_> {
         let s = step(s, first, minor.src);
         let Some(outside) = outside else {
             let rows = (height, Strided(minor.dst));
-            let wrap = (self.wrap, minor.src, last);
+            let wrap = Wrap { shift: self.wrap, next_row: minor.src, last, group: (0, 0) };
             return row_of_tiles::<N>(src, dst, (s, d), (minor, inner), rows, (j0, j1, wrap), stores);
         };
         // Each fused row's destination offset, once for the band.
@@ -352,7 +352,18 @@ impl Walk<'_> {
             *offset = step(step(0, outer, outside.dst), within, minor.dst);
         }
         let listed = Listed(offsets.get(..height).unwrap_or_default());
-        row_of_tiles::<N>(src, dst, (s, d), (minor, inner), (height, listed), (j0, j1, (0, 0, false)), stores);
+        // Fused rows follow each other `e` at a time (the source-minor axis's extent): a
+        // wrapping walk starts each group's first row on its own and cuts its last.
+        if self.wrap > 0 && j0 == 0 {
+            for (r, offset) in (first..).zip(offsets.iter().take(height)) {
+                if r.checked_rem(minor.extent) == Some(0) {
+                    let i = r.wrapping_sub(first);
+                    self.head::<N>(dst, step(s, i, minor.src), d.wrapping_add(*offset));
+                }
+            }
+        }
+        let wrap = Wrap { shift: self.wrap, next_row: minor.src, last, group: (minor.extent, first) };
+        row_of_tiles::<N>(src, dst, (s, d), (minor, inner), (height, listed), (j0, j1, wrap), stores);
     }
 
     /// A wrapping walk's first row's first [`wrap`](Walk::wrap) columns, element by element:
@@ -530,9 +541,22 @@ impl RowAt for Listed<'_> {
     }
 }
 
+/// How a band's rows wrap ([`Walk::wrap`]).
+#[derive(Debug, Clone, Copy)]
+struct Wrap {
+    /// The columns the micro-tiles are shifted by (0: no wrap).
+    shift: u64,
+    /// The source-minor axis's source stride: one row on.
+    next_row: i64,
+    /// Whether the rows end the row axis.
+    last: bool,
+    /// Fused rows: `(e, first)`, rows follow each other `e` at a time and the band's first row
+    /// is row `first` of the fused axis (`(0, 0)`: every row follows the one before).
+    group: (u64, u64),
+}
+
 /// The micro-tiles of one band: `height` rows placed by `rows`, columns `j0 .. j1`, shifted by
-/// `wrap.0` columns when the rows wrap ([`Walk::wrap`]; `wrap.1` is the source-minor axis's
-/// source stride, `wrap.2` whether the rows end the row axis).
+/// `wrap.shift` columns when the rows wrap ([`Walk::wrap`]).
 #[inline]
 fn row_of_tiles<const N: usize>(
     src: &[u8],
@@ -540,7 +564,7 @@ fn row_of_tiles<const N: usize>(
     (s, d): (i64, i64),
     (minor, inner): (Axis, Axis),
     (height, rows): (usize, impl RowAt),
-    (j0, j1, (shift, next_row, last)): (u64, u64, (u64, i64, bool)),
+    (j0, j1, wrap): (u64, u64, Wrap),
     stores: Stores,
 ) where
     Bytes<N>: Width,
@@ -549,19 +573,19 @@ fn row_of_tiles<const N: usize>(
     let mut j = j0;
     while j < j1 {
         let width = m.min(j1.wrapping_sub(j));
-        let column = j.saturating_add(shift);
+        let column = j.saturating_add(wrap.shift);
         let (from, to) = (step(s, column, inner.src), step(d, column, inner.dst));
         if inner.dst == to_i64(len_u64(N)) || width == m {
             // Destination lines (whole ones when `width == m`, else their first `width`
             // elements); a short row axis fills the first `height` of them. Columns past the
             // row's end are the next row's first ones.
             let width = usize::try_from(width).unwrap_or(0);
-            let seam = if shift == 0 {
+            let seam = if wrap.shift == 0 {
                 Seam::NONE
             } else {
                 let at = usize::try_from(inner.extent.saturating_sub(column)).unwrap_or(usize::MAX);
-                let delta = next_row.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent)));
-                Seam { at, delta, last }
+                let delta = wrap.next_row.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent)));
+                Seam { at, delta, last: wrap.last, group: wrap.group }
             };
             micro_tile::<N>(src, dst, (from, to), inner.src, (height, width, rows), seam, stores);
         } else {
@@ -647,17 +671,25 @@ fn line_at(dst: &mut [u8], offset: i64) -> Option<&mut [u8; LINE]> {
 /// The columns of a wrapped micro-tile ([`Walk::wrap`]) that belong to the next row: runs
 /// `at..` start `delta` bytes further in the source (one row on, back to its first columns);
 /// when the rows end the row axis (`last`), the last row has no next row and its line stops
-/// at run `at`.
+/// at run `at`, as does the last row of each group of fused rows ([`Wrap::group`]).
 #[derive(Debug, Clone, Copy)]
 struct Seam {
     at: usize,
     delta: i64,
     last: bool,
+    group: (u64, u64),
 }
 
 impl Seam {
     /// No wrapped columns.
-    const NONE: Self = Self { at: usize::MAX, delta: 0, last: false };
+    const NONE: Self = Self { at: usize::MAX, delta: 0, last: false, group: (0, 0) };
+
+    /// Whether row `i` of a tile of `height` rows has no next row in the destination.
+    fn cuts(self, i: usize, height: usize) -> bool {
+        let (e, first) = self.group;
+        (self.last && i.wrapping_add(1) == height)
+            || first.checked_add(len_u64(i)).and_then(|r| r.checked_rem(e)) == Some(e.wrapping_sub(1))
+    }
 }
 
 /// One micro-tile: source run `j` (`height ≤ M` elements contiguous along the row axis) starts
@@ -692,7 +724,7 @@ fn micro_tile<const N: usize>(
         if i >= height {
             return;
         }
-        let columns = if cut && i.wrapping_add(1) == height { seam.at } else { width };
+        let columns = if seam.at < width && seam.cuts(i, height) { seam.at } else { width };
         let bytes = columns.wrapping_mul(N);
         if columns == m {
             if let Some(to) = line_at(dst, d.wrapping_add(rows.at(i))) {

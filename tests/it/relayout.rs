@@ -355,6 +355,65 @@ fn line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Ve
     })
 }
 
+/// Fused transposes (rule 9, the bench's r5) whose destination rows are whole lines: source
+/// row-major `[q, r, s, t]` with `t` short (the source-minor axis) and `s` continuing it, written
+/// with `r` (whole lines) innermost, then `t`, `q`, `s`: rows that follow each other `t` at a
+/// time in the destination.
+fn fused_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let types = prop_oneof![Just(PrimitiveType::U8), Just(PrimitiveType::BF16), Just(PrimitiveType::F32)];
+    (types, 1i64..=3, 1i64..=2, 1i64..=4, 2i64..=5)
+        .prop_flat_map(|(t, q, lines, s, short)| {
+            let line = 64 / i64::from(t.byte_width().unwrap());
+            let dims = vec![q, line * lines, s, short];
+            let a = make_shape_with_layout(t, &dims, &LayoutSpec::new(&[3, 2, 1, 0])).unwrap();
+            let b = make_shape_with_layout(t, &dims, &LayoutSpec::new(&[1, 3, 0, 2])).unwrap();
+            let (a, b) = (Side::Layout(a), Side::Layout(b));
+            let len = a.len();
+            let udims: Vec<u64> = dims.iter().map(|&d| u64::try_from(d).unwrap()).collect();
+            (Just(t), Just(udims), Just(a), Just(b), proptest::collection::vec(any::<u8>(), len))
+        })
+        .prop_filter("a fused transpose", |(_, _, a, b, _)| a.plan_with(b).unwrap().explain().contains("fused"))
+}
+
+/// The plan with ordinary and streaming stores writes the reference's bytes into a destination
+/// `offset` bytes past a cache line, whole and in parts cut at `cuts` thousandths, each part at
+/// the same offset.
+fn at_offset_whole_and_in_parts(
+    (t, dims, a, b, input): (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>),
+    offset: usize,
+    cuts: &[usize],
+) -> Result<(), TestCaseError> {
+    let len = b.len();
+    let initial = vec![0u8; len];
+    let expected = reference(&a, &b, t, &dims, &input, &initial);
+    for stores in [StorePolicy::Cached, StorePolicy::Streaming] {
+        let plan = a.plan_with_stores(&b, stores).unwrap();
+        let mut buf = vec![0u8; len + 128];
+        let out = at_offset(&mut buf, offset, len);
+        plan.run(&input, out).unwrap();
+        prop_assert_eq!(&*out, &expected[..], "{:?} -> {:?} {:?} at +{}", a, b, stores, offset);
+        let mut points: Vec<usize> = cuts.iter().map(|c| c * len / 1000).collect();
+        points.extend([0, len]);
+        points.sort_unstable();
+        for pair in points.windows(2) {
+            let mut buf = vec![0u8; pair[1] - pair[0] + 128];
+            let part = at_offset(&mut buf, offset, pair[1] - pair[0]);
+            plan.run_range(&input, part, pair[0]..pair[1]).unwrap();
+            prop_assert_eq!(
+                &*part,
+                &expected[pair[0]..pair[1]],
+                "{:?} -> {:?} {:?} part {:?} at +{}",
+                a,
+                b,
+                stores,
+                pair,
+                offset
+            );
+        }
+    }
+    Ok(())
+}
+
 /// `len` bytes of `buf` starting `offset` bytes past a cache line (64-byte boundary).
 fn at_offset(buf: &mut [u8], offset: usize, len: usize) -> &mut [u8] {
     let start = buf.as_ptr().align_offset(64) + offset;
@@ -470,29 +529,22 @@ proptest! {
     /// rows wrapped into the next, the first row's head and the last row's cut tail.
     #[test]
     fn destinations_at_any_offset_match_the_reference(
-        (t, dims, a, b, input) in line_rows(),
+        case in line_rows(),
         offset in 0usize..64,
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
-        let len = b.len();
-        let initial = vec![0u8; len];
-        let expected = reference(&a, &b, t, &dims, &input, &initial);
-        for stores in [StorePolicy::Cached, StorePolicy::Streaming] {
-            let plan = a.plan_with_stores(&b, stores).unwrap();
-            let mut buf = vec![0u8; len + 128];
-            let out = at_offset(&mut buf, offset, len);
-            plan.run(&input, out).unwrap();
-            prop_assert_eq!(&*out, &expected[..], "{:?} -> {:?} {:?} at +{}", a, b, stores, offset);
-            let mut points: Vec<usize> = cuts.iter().map(|c| c * len / 1000).collect();
-            points.extend([0, len]);
-            points.sort_unstable();
-            for pair in points.windows(2) {
-                let mut buf = vec![0u8; pair[1] - pair[0] + 128];
-                let part = at_offset(&mut buf, offset, pair[1] - pair[0]);
-                plan.run_range(&input, part, pair[0]..pair[1]).unwrap();
-                prop_assert_eq!(&*part, &expected[pair[0]..pair[1]], "{:?} -> {:?} {:?} part {:?} at +{}", a, b, stores, pair, offset);
-            }
-        }
+        at_offset_whole_and_in_parts(case, offset, &cuts)?;
+    }
+
+    /// The same for fused transposes, whose rows follow each other a few at a time: each
+    /// group's first row started on its own, its last row's line cut at the seam.
+    #[test]
+    fn fused_destinations_at_any_offset_match_the_reference(
+        case in fused_line_rows(),
+        offset in 0usize..64,
+        cuts in proptest::collection::vec(0usize..=1000, 0..4),
+    ) {
+        at_offset_whole_and_in_parts(case, offset, &cuts)?;
     }
 
     /// Sub-tiles of paired rows to and from row-major (bf16 `(2,1)` and kin, the interleaving
