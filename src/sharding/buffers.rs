@@ -74,16 +74,20 @@ pub enum ShardForm {
 
 /// The plans of one distinct box: the shard shape and the two window relayouts.
 #[derive(Debug, Clone)]
-struct BoxPlan {
-    shape: ShapeBuf,
+pub(super) struct BoxPlan {
+    pub(super) shape: ShapeBuf,
     /// Global → shard.
-    split: RelayoutPlan,
+    pub(super) split: RelayoutPlan,
     /// Shard → global.
-    assemble: RelayoutPlan,
+    pub(super) assemble: RelayoutPlan,
     /// The shard shape's dimensions equal the box's: the split writes every byte of the shard.
-    whole: bool,
+    pub(super) whole: bool,
     /// The devices holding this box, ascending.
-    devices: Vec<DeviceId>,
+    pub(super) devices: Vec<DeviceId>,
+    /// Where the box starts in the global array, per dimension.
+    pub(super) start: Vec<u64>,
+    /// Its size, per dimension.
+    pub(super) extent: Vec<u64>,
 }
 
 /// Split and assembly of one global shape over a set of device boxes, planned once.
@@ -105,19 +109,21 @@ struct BoxPlan {
 /// ```
 #[derive(Debug, Clone)]
 pub struct ShardBuffers {
-    global_len: u64,
+    pub(super) global_len: u64,
     /// Fills the global buffer's padding before the shards are assembled into it.
-    global_fill: RelayoutPlan,
-    boxes: Vec<BoxPlan>,
+    pub(super) global_fill: RelayoutPlan,
+    pub(super) boxes: Vec<BoxPlan>,
     /// Device → index into `boxes`.
-    devices: BTreeMap<DeviceId, usize>,
+    pub(super) devices: BTreeMap<DeviceId, usize>,
+    /// The global layout's byte strides when it is dense (`stream.rs`: byte runs).
+    pub(super) dense: Option<super::stream::Dense>,
 }
 
-fn problem(p: ShardBufferProblem) -> Error {
+pub(super) fn problem(p: ShardBufferProblem) -> Error {
     Error::ShardBuffer(Box::new(p))
 }
 
-fn len_u64(len: usize) -> u64 {
+pub(super) fn len_u64(len: usize) -> u64 {
     u64::try_from(len).unwrap_or(u64::MAX)
 }
 
@@ -250,9 +256,18 @@ impl ShardBuffers {
             for &device in &holders {
                 devices.insert(device, index);
             }
-            boxes.push(BoxPlan { whole: dims == extent, shape, split, assemble, devices: holders });
+            boxes.push(BoxPlan {
+                whole: dims == extent,
+                shape,
+                split,
+                assemble,
+                devices: holders,
+                start: start.to_vec(),
+                extent,
+            });
         }
-        Ok(Self { global_len: len_u64(global_fill.dst_len()), global_fill, boxes, devices })
+        let dense = super::stream::Dense::of(global, &bounds)?;
+        Ok(Self { global_len: len_u64(global_fill.dst_len()), global_fill, boxes, devices, dense })
     }
 
     /// The global buffer's byte size.
@@ -349,7 +364,7 @@ impl ShardBuffers {
         }
     }
 
-    fn check_global(&self, len: usize) -> Result<()> {
+    pub(super) fn check_global(&self, len: usize) -> Result<()> {
         if len_u64(len) == self.global_len {
             Ok(())
         } else {
@@ -410,7 +425,7 @@ impl ShardBuffers {
         self.assemble_checked(&shards, global)
     }
 
-    fn collect<'b>(
+    pub(super) fn collect<'b>(
         &self,
         shards: impl IntoIterator<Item = (DeviceId, &'b [u8])>,
     ) -> Result<BTreeMap<DeviceId, &'b [u8]>> {
@@ -424,36 +439,8 @@ impl ShardBuffers {
             }
         }
         self.check_shards(map.iter().map(|(&d, b)| (d, b.len())))?;
-        for b in &self.boxes {
-            let Some((&first, rest)) = b.devices.split_first() else { continue };
-            let Some(&reference) = map.get(&first) else { continue };
-            for &device in rest {
-                let Some(&other) = map.get(&device) else { continue };
-                if let Some(byte) = Self::replica_difference(b, reference, other)? {
-                    return Err(problem(ShardBufferProblem::ReplicaMismatch {
-                        device: device.0,
-                        replica_of: first.0,
-                        byte: len_u64(byte),
-                    }));
-                }
-            }
-        }
+        self.check_replicas(&map, super::stream::REPLICA_CHUNK)?;
         Ok(map)
-    }
-
-    /// The first byte at which two replicas of box `b` differ in their elements, if any.
-    /// Padding bits do not count: JAX's CPU client leaves the spare nibble of an odd-length `s4`
-    /// buffer undefined, so replicas may differ there. Equal bytes are equal replicas; otherwise
-    /// both are copied through the box's identity relayout, which writes the elements and zeroes
-    /// every padding bit, and those copies are compared (an allocation only on this path).
-    fn replica_difference(b: &BoxPlan, reference: &[u8], other: &[u8]) -> Result<Option<usize>> {
-        let Some(first) = reference.iter().zip(other).position(|(x, y)| x != y) else { return Ok(None) };
-        let Some(shard) = b.shape.as_array() else { return Ok(Some(first)) };
-        let canonical = RelayoutPlan::new(shard, shard)?;
-        let (mut lhs, mut rhs) = (vec![0u8; reference.len()], vec![0u8; other.len()]);
-        canonical.run(reference, &mut lhs)?;
-        canonical.run(other, &mut rhs)?;
-        Ok(lhs.iter().zip(&rhs).position(|(x, y)| x != y))
     }
 
     /// Runs every box's assembly (buffers already checked).
