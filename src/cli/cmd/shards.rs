@@ -20,8 +20,8 @@ use crate::{Dim, text};
 
 use crate::cli::Io;
 use crate::cli::args::ShardsArgs;
-use crate::cli::fail::{Failure, Status};
 use crate::cli::data::{self, Source};
+use crate::cli::fail::{Failure, Status};
 use crate::cli::outfile::OutFile;
 use crate::cli::output;
 use crate::cli::parts;
