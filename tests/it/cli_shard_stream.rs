@@ -152,7 +152,7 @@ fn watch(pid: u32, done: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
 
 /// Runs the binary, sampling its anonymous memory; its peak in kB.
 fn peak_of(args: &[&str]) -> u64 {
-    let mut child = binary().args(args).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let child = binary().args(args).stderr(std::process::Stdio::piped()).spawn().unwrap();
     let done = Arc::new(AtomicBool::new(false));
     let watcher = watch(child.id(), Arc::clone(&done));
     let out = child.wait_with_output().unwrap();

@@ -261,7 +261,7 @@ proptest! {
                 let mut copied = vec![0u8; bytes.len()];
                 let mut last = None;
                 for run in runs {
-                    let (g, s, n) = (run.global as usize, run.shard as usize, run.len as usize);
+                    let [g, s, n] = [run.global, run.shard, run.len].map(|v| usize::try_from(v).unwrap());
                     copied[s..s + n].copy_from_slice(&global[g..g + n]);
                     prop_assert!(last.is_none_or(|l| l < g));
                     last = Some(g);
