@@ -116,7 +116,7 @@ pub struct ShardBuffers {
     /// Device → index into `boxes`.
     pub(super) devices: BTreeMap<DeviceId, usize>,
     /// The global layout's byte strides when it is dense (`stream.rs`: byte runs).
-    pub(super) dense: Option<super::stream::Dense>,
+    pub(super) dense: Option<super::runs::Dense>,
 }
 
 pub(super) fn problem(p: ShardBufferProblem) -> Error {
@@ -266,7 +266,7 @@ impl ShardBuffers {
                 extent,
             });
         }
-        let dense = super::stream::Dense::of(global, &bounds)?;
+        let dense = super::runs::Dense::of(global, &bounds)?;
         Ok(Self { global_len: len_u64(global_fill.dst_len()), global_fill, boxes, devices, dense })
     }
 
@@ -439,8 +439,28 @@ impl ShardBuffers {
             }
         }
         self.check_shards(map.iter().map(|(&d, b)| (d, b.len())))?;
-        self.check_replicas(&map, super::stream::REPLICA_CHUNK)?;
+        self.check_replicas(&map, REPLICA_CHUNK)?;
         Ok(map)
+    }
+
+    /// Every box's replicas against its lowest device's buffer, `chunk` bytes at a time.
+    fn check_replicas(&self, shards: &BTreeMap<DeviceId, &[u8]>, chunk: usize) -> Result<()> {
+        for b in &self.boxes {
+            let Some((&first, rest)) = b.devices.split_first() else { continue };
+            let Some(&reference) = shards.get(&first) else { continue };
+            let mut canonical = None;
+            for &device in rest {
+                let Some(&other) = shards.get(&device) else { continue };
+                if let Some(byte) = replica_difference(b, (reference, other), chunk, &mut canonical)? {
+                    return Err(problem(ShardBufferProblem::ReplicaMismatch {
+                        device: device.0,
+                        replica_of: first.0,
+                        byte: len_u64(byte),
+                    }));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Runs every box's assembly (buffers already checked).
@@ -452,4 +472,51 @@ impl ShardBuffers {
         }
         Ok(())
     }
+}
+
+/// Bytes compared at a time when two replicas differ somewhere and their padding bits must be
+/// zeroed before they are compared again (two buffers of this size, only then).
+const REPLICA_CHUNK: usize = 1 << 20;
+
+/// The box's identity relayout and two chunk buffers, made when two replicas first differ.
+type Canonical = Option<(RelayoutPlan, Vec<u8>, Vec<u8>)>;
+
+/// The first byte at which two replicas of box `b` differ in their elements, if any. Padding
+/// bits do not count: JAX's CPU client leaves the spare nibble of an odd-length `s4` buffer
+/// undefined, so replicas may differ there. Chunks with equal bytes are equal; a chunk that
+/// differs is copied from both through the box's identity relayout ([`RelayoutPlan::run_range`],
+/// which writes the elements and zeroes every padding bit) and those copies are compared.
+fn replica_difference(
+    b: &BoxPlan,
+    (reference, other): (&[u8], &[u8]),
+    chunk: usize,
+    canonical: &mut Canonical,
+) -> Result<Option<usize>> {
+    let chunk = chunk.max(1);
+    let len = reference.len().min(other.len());
+    let mut start = 0usize;
+    while start < len {
+        let end = len.min(start.saturating_add(chunk));
+        let (Some(x), Some(y)) = (reference.get(start..end), other.get(start..end)) else { break };
+        if x != y {
+            let Some(shard) = b.shape.as_array() else {
+                return Ok(x.iter().zip(y).position(|(p, q)| p != q).map(|p| start.saturating_add(p)));
+            };
+            if canonical.is_none() {
+                let size = chunk.min(len);
+                *canonical = Some((RelayoutPlan::new(shard, shard)?, vec![0u8; size], vec![0u8; size]));
+            }
+            if let Some((plan, lhs, rhs)) = canonical.as_mut() {
+                let n = end.saturating_sub(start);
+                let (Some(lhs), Some(rhs)) = (lhs.get_mut(..n), rhs.get_mut(..n)) else { break };
+                plan.run_range(reference, lhs, start..end)?;
+                plan.run_range(other, rhs, start..end)?;
+                if let Some(p) = lhs.iter().zip(rhs.iter()).position(|(p, q)| p != q) {
+                    return Ok(Some(start.saturating_add(p)));
+                }
+            }
+        }
+        start = end;
+    }
+    Ok(None)
 }

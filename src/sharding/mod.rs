@@ -43,6 +43,7 @@ mod parse;
 mod placement;
 mod print;
 mod proto;
+mod runs;
 pub mod shardy;
 pub mod stream;
 mod tile_assignment;
