@@ -83,7 +83,7 @@ impl ShardBuffers {
     /// included. No allocation.
     ///
     /// ```
-    /// use xla_shape::sharding::{buffers::{ShardBuffers, ShardForm}, DeviceId, HloSharding};
+    /// use xla_shape::sharding::{buffers::{ShardBuffers, ShardForm}, HloSharding};
     /// use xla_shape::ShapeBuf;
     /// let global: ShapeBuf = "u8[4,6]{0,1}".parse()?;
     /// let array = global.as_array().expect("array");
@@ -127,7 +127,7 @@ impl ShardBuffers {
     /// the assembly.
     ///
     /// ```
-    /// use xla_shape::sharding::{buffers::{ShardBuffers, ShardForm}, DeviceId, HloSharding};
+    /// use xla_shape::sharding::{buffers::{ShardBuffers, ShardForm}, HloSharding};
     /// use xla_shape::ShapeBuf;
     /// let global: ShapeBuf = "s8[4,6]{0,1}".parse()?;
     /// let array = global.as_array().expect("array");
