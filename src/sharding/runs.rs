@@ -61,8 +61,9 @@ pub struct ByteRun {
     pub len: u64,
 }
 
-/// The byte runs of one device's shard ([`ShardBuffers::byte_runs`]), in the shard's order (the
-/// `shard` offsets are `0, len, 2·len, …`), which is also ascending in the global buffer.
+/// The byte runs of one device's shard
+/// ([`ShardBuffers::byte_runs`](super::buffers::ShardBuffers::byte_runs)), in the shard's order
+/// (the `shard` offsets are `0, len, 2·len, …`), which is also ascending in the global buffer.
 ///
 /// ```
 /// use xla_shape::sharding::{buffers::{ShardBuffers, ShardForm}, stream::ByteRun, DeviceId, HloSharding};
