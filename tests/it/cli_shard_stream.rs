@@ -161,8 +161,9 @@ fn peak_of(args: &[&str]) -> u64 {
     watcher.join().unwrap()
 }
 
-/// 128 MiB split into 8 and assembled back with `--max-memory 8`, through byte runs (rows) and
-/// through parts (2×4 blocks, replicated halves): the files are right and the process's
+/// 128 MiB split into 8 and assembled back with `--max-memory 8`, through byte runs (rows, 2×4
+/// blocks of a dense layout) and through parts (a tiled layout; replicas): the files are right
+/// and the process's
 /// anonymous memory never exceeds 16 MiB, where the in-memory path held the array twice (256
 /// MiB).
 #[test]
@@ -176,8 +177,13 @@ fn split_and_assemble_memory_stays_under_the_bound() {
             file.write_all(chunk).unwrap();
         }
     }
-    let shape = "f32[4096,8192]{1,0}";
-    for sharding in ["{devices=[8,1]<=[8]}", "{devices=[2,4]<=[8]}", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"] {
+    for (shape, sharding) in [
+        ("f32[4096,8192]{1,0}", "{devices=[8,1]<=[8]}"),
+        ("f32[4096,8192]{1,0}", "{devices=[2,4]<=[8]}"),
+        ("f32[4096,8192]{1,0}", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"),
+        ("f32[4096,8192]{1,0:T(8,128)}", "{devices=[2,4]<=[8]}"),
+        ("f32[4096,8192]{1,0:T(8,128)}", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"),
+    ] {
         let (parts, back) = (dir.path().join("parts"), dir.path().join("back.bin"));
         let split =
             peak_of(&["shards", shape, sharding, "--max-memory", "8", "--split", s(&input), "--out-dir", s(&parts)]);

@@ -307,14 +307,17 @@ fn an_interrupted_streaming_split_leaves_no_temporary_file() {
     }
 }
 
-/// `shards --split` with its input truncated mid-run, through parts (replicas of column halves:
-/// the mapped input) and through byte runs copied file to file (row halves): device 0's file is a
+/// `shards --split` with its input truncated mid-run, through parts (replicas of column halves of
+/// a tiled layout: the mapped input) and through byte runs copied file to file (row halves of a
+/// dense one): device 0's file is a
 /// FIFO the test reads; once it has 1 MiB the input shrinks to a page. Exit 1 naming the input,
 /// every byte written is the split's, and no temporary file is left.
 #[test]
 fn a_split_input_truncated_while_read_is_exit_1_naming_it() {
-    let shape = "f32[2048,2048]{1,0}";
-    for sharding in ["{devices=[1,2,2]<=[4] last_tile_dim_replicate}", "{devices=[2,1]<=[2]}"] {
+    for (shape, sharding) in [
+        ("f32[2048,2048]{1,0:T(8,128)}", "{devices=[1,2,2]<=[4] last_tile_dim_replicate}"),
+        ("f32[2048,2048]{1,0}", "{devices=[2,1]<=[2]}"),
+    ] {
         let (dir, tmp) = (TempDir::new().unwrap(), TempDir::new().unwrap());
         let source = pattern(16 << 20);
         let expected = {
