@@ -46,9 +46,9 @@ fn plan(shape: &str, sharding: &str, devices: Option<u64>, padded: bool) -> Shar
 }
 
 /// (shape, sharding, --devices, --pad-to-tile): dense layouts whose shards are long byte runs
-/// (copied file to file), dense ones with short runs, tiled, sub-byte, uneven and padded,
-/// partially and fully replicated, named.
-const CASES: [(&str, &str, Option<u64>, bool); 13] = [
+/// (copied file to file), dense ones with short runs, tiled, sub-byte, uneven and padded, empty
+/// shards (tiles past the end), partially and fully replicated, named.
+const CASES: [(&str, &str, Option<u64>, bool); 14] = [
     ("f32[512,256]{1,0}", "{devices=[8,1]<=[8]}", None, false),
     ("f32[64,65536]{1,0}", "{devices=[1,4]<=[4]}", None, false),
     ("u8[1024,1024]{0,1}", "{devices=[1,4]<=[4]}", None, false),
@@ -57,6 +57,7 @@ const CASES: [(&str, &str, Option<u64>, bool); 13] = [
     ("f32[512,256]{1,0}", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}", None, false),
     ("f32[2048,256]{1,0}", "{devices=[2,1,2]<=[4] last_tile_dim_replicate}", None, false),
     ("f32[509,250]{1,0}", "{devices=[4,3]<=[12]}", None, false),
+    ("u8[5,65536]{1,0}", "{devices=[8,1]<=[8]}", None, false),
     ("f32[509,250]{1,0}", "{devices=[4,3]<=[12]}", None, true),
     ("bf16[512,256]{1,0:T(8,128)(2,1)}", "{devices=[2,4]<=[8]}", None, false),
     ("s4[512,256]{1,0:E(4)}", "{devices=[2,2]<=[4]}", None, false),

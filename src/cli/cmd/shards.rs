@@ -335,6 +335,10 @@ fn global_runs(plan: &ShardBuffers, opened: &[(DeviceId, Opened)]) -> Option<Mer
     let mut pending = Vec::with_capacity(plan.replica_groups().len());
     for group in plan.replica_groups() {
         let first = *group.first()?;
+        // An empty box (a tile past the end of an uneven dimension) has no runs to merge.
+        if plan.shard_len(first) == Some(0) {
+            continue;
+        }
         let k = opened.iter().position(|(d, _)| *d == first)?;
         pending.push((k, long_runs(plan, first, MIN_ASSEMBLE_RUN)?.peekable()));
     }
