@@ -120,6 +120,11 @@ pub struct ShardsArgs {
     /// instead of each device's exact slice.
     #[arg(long)]
     pub pad_to_tile: bool,
+    /// Memory for data, in MiB, for --split and --assemble: files are produced in two buffers
+    /// of a quarter of it (one written while the next is computed). Mapped input files do not
+    /// count; runs copied file to file (dense layouts) take none.
+    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub max_memory: u64,
 }
 
 /// Which message serialized bytes hold.

@@ -35,6 +35,7 @@ mod interrupt;
 mod map;
 mod outfile;
 mod output;
+mod parts;
 mod temp;
 
 use std::ffi::OsString;

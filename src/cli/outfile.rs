@@ -11,7 +11,7 @@
 //! replace it.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use crate::cli::fail::Failure;
@@ -107,6 +107,20 @@ impl OutFile {
         self.file().write_all(bytes).map_err(|e| self.failure(&e))
     }
 
+    /// Copies the next `len` bytes from `input` at byte `offset` (`copy_file_range` where the
+    /// system has it, through `std::io::copy`: no copy through user space). `name` names the
+    /// input in the message when it has fewer bytes than that (it shrank while being read).
+    ///
+    /// # Errors
+    ///
+    /// `cannot write TARGET: …`, `cannot read NAME: …`, `NAME shrank while being read`.
+    pub fn copy_from(&mut self, input: &File, offset: u64, len: u64, name: &str) -> Result<(), Failure> {
+        let mut reader = input;
+        reader.seek(io::SeekFrom::Start(offset)).map_err(|e| Failure::invalid(format!("cannot read {name}: {e}")))?;
+        let copied = io::copy(&mut reader.take(len), self.file()).map_err(|e| self.failure(&e))?;
+        if copied == len { Ok(()) } else { Err(Failure::invalid(format!("{name} shrank while being read"))) }
+    }
+
     /// Ends the output: the temporary file, complete, is renamed onto the target.
     ///
     /// # Errors
@@ -132,15 +146,4 @@ impl Write for OutFile {
     fn flush(&mut self) -> io::Result<()> {
         self.file().flush()
     }
-}
-
-/// Writes `bytes` as the whole of `target`, atomically.
-///
-/// # Errors
-///
-/// As [`OutFile::create`], [`OutFile::write_bytes`] and [`OutFile::finish`].
-pub fn write(target: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    let mut out = OutFile::create(target)?;
-    out.write_bytes(bytes)?;
-    out.finish()
 }

@@ -304,6 +304,16 @@ impl RelayoutPlan {
         Ok(())
     }
 
+    /// Zero bits, then [`fill_padding`](Self::fill_padding), over a part: `dst` holds the
+    /// destination's bytes `start..start + dst.len()` (checked by the caller against
+    /// [`dst_len`](Self::dst_len)) and ends as those bytes of a zeroed buffer after
+    /// `fill_padding`. The shard buffers' parts (`sharding::stream`) start from it: their
+    /// windows write only the elements of a box.
+    pub(crate) fn fill_part(&self, dst: &mut [u8], start: usize) {
+        dst.fill(0);
+        exec::prefill_part(&self.dst, dst, len_u64(start));
+    }
+
     /// The bytes `range` of what [`run`](Self::run) writes, into `dst` (`range.len()` bytes
     /// long): a destination produced part by part, in bounded memory, in any order. Parts that
     /// tile `0..dst_len()` hold `run`'s bytes; bytes `run` leaves as they were (between a

@@ -74,16 +74,20 @@ pub enum ShardForm {
 
 /// The plans of one distinct box: the shard shape and the two window relayouts.
 #[derive(Debug, Clone)]
-struct BoxPlan {
-    shape: ShapeBuf,
+pub(super) struct BoxPlan {
+    pub(super) shape: ShapeBuf,
     /// Global → shard.
-    split: RelayoutPlan,
+    pub(super) split: RelayoutPlan,
     /// Shard → global.
-    assemble: RelayoutPlan,
+    pub(super) assemble: RelayoutPlan,
     /// The shard shape's dimensions equal the box's: the split writes every byte of the shard.
-    whole: bool,
+    pub(super) whole: bool,
     /// The devices holding this box, ascending.
-    devices: Vec<DeviceId>,
+    pub(super) devices: Vec<DeviceId>,
+    /// Where the box starts in the global array, per dimension.
+    pub(super) start: Vec<u64>,
+    /// Its size, per dimension.
+    pub(super) extent: Vec<u64>,
 }
 
 /// Split and assembly of one global shape over a set of device boxes, planned once.
@@ -105,19 +109,21 @@ struct BoxPlan {
 /// ```
 #[derive(Debug, Clone)]
 pub struct ShardBuffers {
-    global_len: u64,
+    pub(super) global_len: u64,
     /// Fills the global buffer's padding before the shards are assembled into it.
-    global_fill: RelayoutPlan,
-    boxes: Vec<BoxPlan>,
+    pub(super) global_fill: RelayoutPlan,
+    pub(super) boxes: Vec<BoxPlan>,
     /// Device → index into `boxes`.
-    devices: BTreeMap<DeviceId, usize>,
+    pub(super) devices: BTreeMap<DeviceId, usize>,
+    /// The global layout's byte strides when it is dense (`stream.rs`: byte runs).
+    pub(super) dense: Option<super::runs::Dense>,
 }
 
-fn problem(p: ShardBufferProblem) -> Error {
+pub(super) fn problem(p: ShardBufferProblem) -> Error {
     Error::ShardBuffer(Box::new(p))
 }
 
-fn len_u64(len: usize) -> u64 {
+pub(super) fn len_u64(len: usize) -> u64 {
     u64::try_from(len).unwrap_or(u64::MAX)
 }
 
@@ -250,9 +256,18 @@ impl ShardBuffers {
             for &device in &holders {
                 devices.insert(device, index);
             }
-            boxes.push(BoxPlan { whole: dims == extent, shape, split, assemble, devices: holders });
+            boxes.push(BoxPlan {
+                whole: dims == extent,
+                shape,
+                split,
+                assemble,
+                devices: holders,
+                start: start.to_vec(),
+                extent,
+            });
         }
-        Ok(Self { global_len: len_u64(global_fill.dst_len()), global_fill, boxes, devices })
+        let dense = super::runs::Dense::of(global, &bounds)?;
+        Ok(Self { global_len: len_u64(global_fill.dst_len()), global_fill, boxes, devices, dense })
     }
 
     /// The global buffer's byte size.
@@ -349,7 +364,7 @@ impl ShardBuffers {
         }
     }
 
-    fn check_global(&self, len: usize) -> Result<()> {
+    pub(super) fn check_global(&self, len: usize) -> Result<()> {
         if len_u64(len) == self.global_len {
             Ok(())
         } else {
@@ -410,7 +425,7 @@ impl ShardBuffers {
         self.assemble_checked(&shards, global)
     }
 
-    fn collect<'b>(
+    pub(super) fn collect<'b>(
         &self,
         shards: impl IntoIterator<Item = (DeviceId, &'b [u8])>,
     ) -> Result<BTreeMap<DeviceId, &'b [u8]>> {
@@ -424,12 +439,19 @@ impl ShardBuffers {
             }
         }
         self.check_shards(map.iter().map(|(&d, b)| (d, b.len())))?;
+        self.check_replicas(&map, REPLICA_CHUNK)?;
+        Ok(map)
+    }
+
+    /// Every box's replicas against its lowest device's buffer, `chunk` bytes at a time.
+    fn check_replicas(&self, shards: &BTreeMap<DeviceId, &[u8]>, chunk: usize) -> Result<()> {
         for b in &self.boxes {
             let Some((&first, rest)) = b.devices.split_first() else { continue };
-            let Some(&reference) = map.get(&first) else { continue };
+            let Some(&reference) = shards.get(&first) else { continue };
+            let mut canonical = None;
             for &device in rest {
-                let Some(&other) = map.get(&device) else { continue };
-                if let Some(byte) = Self::replica_difference(b, reference, other)? {
+                let Some(&other) = shards.get(&device) else { continue };
+                if let Some(byte) = replica_difference(b, (reference, other), chunk, &mut canonical)? {
                     return Err(problem(ShardBufferProblem::ReplicaMismatch {
                         device: device.0,
                         replica_of: first.0,
@@ -438,22 +460,7 @@ impl ShardBuffers {
                 }
             }
         }
-        Ok(map)
-    }
-
-    /// The first byte at which two replicas of box `b` differ in their elements, if any.
-    /// Padding bits do not count: JAX's CPU client leaves the spare nibble of an odd-length `s4`
-    /// buffer undefined, so replicas may differ there. Equal bytes are equal replicas; otherwise
-    /// both are copied through the box's identity relayout, which writes the elements and zeroes
-    /// every padding bit, and those copies are compared (an allocation only on this path).
-    fn replica_difference(b: &BoxPlan, reference: &[u8], other: &[u8]) -> Result<Option<usize>> {
-        let Some(first) = reference.iter().zip(other).position(|(x, y)| x != y) else { return Ok(None) };
-        let Some(shard) = b.shape.as_array() else { return Ok(Some(first)) };
-        let canonical = RelayoutPlan::new(shard, shard)?;
-        let (mut lhs, mut rhs) = (vec![0u8; reference.len()], vec![0u8; other.len()]);
-        canonical.run(reference, &mut lhs)?;
-        canonical.run(other, &mut rhs)?;
-        Ok(lhs.iter().zip(&rhs).position(|(x, y)| x != y))
+        Ok(())
     }
 
     /// Runs every box's assembly (buffers already checked).
@@ -465,4 +472,51 @@ impl ShardBuffers {
         }
         Ok(())
     }
+}
+
+/// Bytes compared at a time when two replicas differ somewhere and their padding bits must be
+/// zeroed before they are compared again (two buffers of this size, only then).
+const REPLICA_CHUNK: usize = 1 << 20;
+
+/// The box's identity relayout and two chunk buffers, made when two replicas first differ.
+type Canonical = Option<(RelayoutPlan, Vec<u8>, Vec<u8>)>;
+
+/// The first byte at which two replicas of box `b` differ in their elements, if any. Padding
+/// bits do not count: JAX's CPU client leaves the spare nibble of an odd-length `s4` buffer
+/// undefined, so replicas may differ there. Chunks with equal bytes are equal; a chunk that
+/// differs is copied from both through the box's identity relayout ([`RelayoutPlan::run_range`],
+/// which writes the elements and zeroes every padding bit) and those copies are compared.
+fn replica_difference(
+    b: &BoxPlan,
+    (reference, other): (&[u8], &[u8]),
+    chunk: usize,
+    canonical: &mut Canonical,
+) -> Result<Option<usize>> {
+    let chunk = chunk.max(1);
+    let len = reference.len().min(other.len());
+    let mut start = 0usize;
+    while start < len {
+        let end = len.min(start.saturating_add(chunk));
+        let (Some(x), Some(y)) = (reference.get(start..end), other.get(start..end)) else { break };
+        if x != y {
+            let Some(shard) = b.shape.as_array() else {
+                return Ok(x.iter().zip(y).position(|(p, q)| p != q).map(|p| start.saturating_add(p)));
+            };
+            if canonical.is_none() {
+                let size = chunk.min(len);
+                *canonical = Some((RelayoutPlan::new(shard, shard)?, vec![0u8; size], vec![0u8; size]));
+            }
+            if let Some((plan, lhs, rhs)) = canonical.as_mut() {
+                let n = end.saturating_sub(start);
+                let (Some(lhs), Some(rhs)) = (lhs.get_mut(..n), rhs.get_mut(..n)) else { break };
+                plan.run_range(reference, lhs, start..end)?;
+                plan.run_range(other, rhs, start..end)?;
+                if let Some(p) = lhs.iter().zip(rhs.iter()).position(|(p, q)| p != q) {
+                    return Ok(Some(start.saturating_add(p)));
+                }
+            }
+        }
+        start = end;
+    }
+    Ok(None)
 }

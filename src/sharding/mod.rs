@@ -13,7 +13,8 @@
 //! `validate` (against a shape), `parse` and `print` (text), `placement` (device ranges);
 //! `named` (XLA's named "V3" sharding: mesh, axes, checks), `named_v2` (its tile-assignment
 //! form, `v3_to_v2_sharding`), `parse_named` (its text);
-//! `buffers` splits a global buffer into per-device shard buffers and assembles them back;
+//! `buffers` splits a global buffer into per-device shard buffers and assembles them back,
+//! `stream` does it a byte range at a time (and gives a dense layout's byte runs);
 //! `shardy` converts Shardy's mesh and tensor-sharding attributes to the `HloSharding` XLA exports.
 //!
 //! ```
@@ -42,7 +43,9 @@ mod parse;
 mod placement;
 mod print;
 mod proto;
+mod runs;
 pub mod shardy;
+pub mod stream;
 mod tile_assignment;
 mod validate;
 

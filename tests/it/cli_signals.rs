@@ -275,6 +275,99 @@ fn an_interrupted_assemble_leaves_no_file() {
     }
 }
 
+/// `shards --split` through parts (issue 31, item 5): two replicas written part by part, device
+/// 0's file a temporary one holding the first part and device 1's a FIFO the test has read a
+/// byte of (the child is writing the rest of the part into it); each signal removes the
+/// temporary file and leaves no `device-0.bin`.
+#[test]
+fn an_interrupted_streaming_split_leaves_no_temporary_file() {
+    let (shape, sharding) = ("f32[512,512]{1,0}", "{devices=[1,2,2]<=[4] last_tile_dim_replicate}");
+    for (name, number) in signals() {
+        let (dir, tmp) = (TempDir::new().unwrap(), TempDir::new().unwrap());
+        let input = dir.path().join("global.bin");
+        std::fs::write(&input, pattern(1 << 20)).unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        mkfifo(&out.join("device-1.bin"));
+        let mut child = binary(tmp.path())
+            .args(["shards", shape, sharding, "--max-memory", "1", "--split"])
+            .arg(&input)
+            .arg("--out-dir")
+            .arg(&out)
+            .spawn()
+            .unwrap();
+        let mut reader = fifo_reader(&out.join("device-1.bin"));
+        assert_eq!(take(&mut reader, &mut [0u8; 1], &mut child), 1);
+        let now = names(&out);
+        assert!(now.iter().any(|n| is_temporary(n) && n.starts_with(".device-0.bin.")), "SIG{name}: {now:?}");
+        interrupt(&mut child, name, number);
+        drop(reader);
+        assert_eq!(names(&out), ["device-1.bin"], "SIG{name}");
+        assert_eq!(names(tmp.path()), Vec::<String>::new(), "SIG{name}");
+    }
+}
+
+/// `shards --split` with its input truncated mid-run, through parts (replicas of column halves of
+/// a tiled layout: the mapped input) and through byte runs copied file to file (row halves of a
+/// dense one): device 0's file is a
+/// FIFO the test reads; once it has 1 MiB the input shrinks to a page. Exit 1 naming the input,
+/// every byte written is the split's, and no temporary file is left.
+#[test]
+fn a_split_input_truncated_while_read_is_exit_1_naming_it() {
+    for (shape, sharding) in [
+        ("f32[2048,2048]{1,0:T(8,128)}", "{devices=[1,2,2]<=[4] last_tile_dim_replicate}"),
+        ("f32[2048,2048]{1,0}", "{devices=[2,1]<=[2]}"),
+    ] {
+        let (dir, tmp) = (TempDir::new().unwrap(), TempDir::new().unwrap());
+        let source = pattern(16 << 20);
+        let expected = {
+            let global: xla_shape::ShapeBuf = shape.parse().unwrap();
+            let array = global.as_array().unwrap();
+            let sharding = xla_shape::sharding::parse(sharding).unwrap();
+            let placement = sharding.placement(&array, None).unwrap();
+            let form = xla_shape::sharding::buffers::ShardForm::Exact;
+            let plan = xla_shape::sharding::buffers::ShardBuffers::from_placement(array, &placement, &form).unwrap();
+            plan.split(&source).unwrap().swap_remove(0).1
+        };
+        let input = dir.path().join("in.bin");
+        std::fs::write(&input, &source).unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let fifo = out.join("device-0.bin");
+        mkfifo(&fifo);
+        let mut child = binary(tmp.path())
+            .args(["shards", shape, sharding, "--max-memory", "1", "--split"])
+            .arg(&input)
+            .arg("--out-dir")
+            .arg(&out)
+            .spawn()
+            .unwrap();
+        let mut reader = fifo_reader(&fifo);
+        let (mut got, mut buf) = (Vec::new(), vec![0u8; 1 << 16]);
+        let mut truncated = false;
+        loop {
+            let n = take(&mut reader, &mut buf, &mut child);
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+            if !truncated && got.len() >= 1 << 20 {
+                File::options().write(true).open(&input).unwrap().set_len(4096).unwrap();
+                truncated = true;
+            }
+        }
+        assert!(truncated, "{sharding}: the output ended before 1 MiB");
+        let status = child.wait().unwrap();
+        let err = stderr(&mut child);
+        assert_eq!(status.code(), Some(1), "{sharding}: {status}: {err}");
+        assert_eq!(err, format!("error: {} shrank while being read\n", input.display()), "{sharding}");
+        assert!(got.len() < expected.len(), "{sharding}: the whole shard was written");
+        assert!(got == expected[..got.len()], "{sharding}: zeros were written");
+        assert_eq!(names(&out), ["device-0.bin"], "{sharding}");
+        assert_eq!(names(tmp.path()), Vec::<String>::new(), "{sharding}");
+    }
+}
+
 /// `values --npy` reading HLO text from a FIFO: the first constant's `.npy` is written (complete,
 /// renamed into place) while the child waits for the rest of the module; the signal leaves it
 /// whole and no temporary file.

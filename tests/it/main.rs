@@ -23,6 +23,8 @@ mod cli_relayout;
 #[cfg(feature = "cli")]
 mod cli_shard_files;
 #[cfg(feature = "cli")]
+mod cli_shard_stream;
+#[cfg(feature = "cli")]
 mod cli_shards;
 #[cfg(all(feature = "cli", unix))]
 mod cli_signals;

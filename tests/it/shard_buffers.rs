@@ -227,6 +227,90 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// The streaming form (`sharding::stream`, issue 31 item 5): every shard cut in parts of a
+    /// random size, and the global buffer assembled in parts, give the in-memory bytes, exact
+    /// and padded; where a shard has byte runs, copying them gives the shard too, and they lie
+    /// in the global buffer in ascending order.
+    #[test]
+    fn parts_and_byte_runs_give_the_in_memory_bytes(
+        (shape, tiles, replicas, order, global) in case(),
+        part in 1usize..300,
+        padded in any::<bool>(),
+    ) {
+        let array = shape.as_array().unwrap();
+        let dims = bounds(array);
+        let (ranges, tile) = tiling_ranges(&dims, &tiles, replicas, &order);
+        let form = if padded { ShardForm::PaddedToTile(tile) } else { ShardForm::Exact };
+        let plan = ShardBuffers::new(array, &ranges, &form).unwrap();
+        let shards = plan.split(&global).unwrap();
+        let mut buf = vec![0xA5u8; part];
+        for (device, bytes) in &shards {
+            let mut cut = Vec::new();
+            for start in (0..bytes.len()).step_by(part) {
+                let end = (start + part).min(bytes.len());
+                let out = &mut buf[..end - start];
+                out.fill(0xA5);
+                plan.split_range(*device, &global, out, start..end).unwrap();
+                cut.extend_from_slice(out);
+            }
+            prop_assert_eq!(&cut, bytes);
+            if let Some(runs) = plan.byte_runs(*device) {
+                let mut copied = vec![0u8; bytes.len()];
+                let mut last = None;
+                for run in runs {
+                    let [g, s, n] = [run.global, run.shard, run.len].map(|v| usize::try_from(v).unwrap());
+                    copied[s..s + n].copy_from_slice(&global[g..g + n]);
+                    prop_assert!(last.is_none_or(|l| l < g));
+                    last = Some(g);
+                }
+                prop_assert_eq!(&copied, bytes);
+            }
+        }
+        let whole = plan.assemble(shards.iter().map(|(d, b)| (*d, b.as_slice()))).unwrap();
+        let sources = plan.sources(shards.iter().map(|(d, b)| (*d, b.as_slice()))).unwrap();
+        let mut back = Vec::new();
+        for start in (0..whole.len()).step_by(part) {
+            let end = (start + part).min(whole.len());
+            let out = &mut buf[..end - start];
+            out.fill(0xA5);
+            sources.assemble_range(out, start..end).unwrap();
+            back.extend_from_slice(out);
+        }
+        prop_assert_eq!(back, whole);
+    }
+}
+
+/// Byte runs exist exactly for dense layouts and exact shards: not for tiles, sub-byte packing,
+/// tail padding or shards padded to a larger tile.
+#[test]
+fn byte_runs_only_for_dense_layouts() {
+    let runs_of = |shape: &str, sharding: &str, padded: bool, device: u64| {
+        let shape: ShapeBuf = shape.parse().unwrap();
+        let array = shape.as_array().unwrap();
+        let sharding: HloSharding = sharding.parse().unwrap();
+        let placement = sharding.placement(&array, None).unwrap();
+        let form = if padded { ShardForm::padded_to_tile(&placement) } else { ShardForm::Exact };
+        let plan = ShardBuffers::from_placement(array, &placement, &form).unwrap();
+        plan.byte_runs(DeviceId(device)).map(|r| (r.run_len(), r.count()))
+    };
+    let runs = |shape: &str, sharding: &str, padded: bool| runs_of(shape, sharding, padded, 0);
+    assert_eq!(runs("f32[8,4]{1,0}", "{devices=[2,1]<=[2]}", false), Some((64, 1)));
+    assert_eq!(runs("f32[8,4]{1,0}", "{devices=[1,2]<=[2]}", false), Some((8, 8)));
+    assert_eq!(runs("f32[8,4]{0,1}", "{devices=[1,2]<=[2]}", false), Some((64, 1)));
+    assert_eq!(runs("f32[8,4,6]{2,0,1}", "{devices=[2,1,1]<=[2]}", false), Some((96, 4)));
+    assert_eq!(runs("f32[8,4]{1,0:T(2,2)}", "{devices=[2,1]<=[2]}", false), None);
+    assert_eq!(runs("s4[8,4]{1,0:E(4)}", "{devices=[2,1]<=[2]}", false), None);
+    assert_eq!(runs("f32[7,4]{1,0}", "{devices=[2,1]<=[2]}", true), Some((64, 1)));
+    assert_eq!(runs("f32[7,4]{1,0}", "{devices=[4,1]<=[4]}", true), Some((32, 1)));
+    // Device 3 holds row 6 alone in a tile of two rows: padded, not a run of the global buffer.
+    assert_eq!(runs_of("f32[7,4]{1,0}", "{devices=[4,1]<=[4]}", true, 3), None);
+    assert_eq!(runs_of("f32[7,4]{1,0}", "{devices=[4,1]<=[4]}", false, 3), Some((16, 1)));
+    assert_eq!(runs("f32[7,4]{1,0}", "{devices=[2,1]<=[2]}", false), Some((64, 1)));
+}
+
 fn sorted(ranges: &[ShardRange]) -> Vec<ShardRange> {
     let mut out = ranges.to_vec();
     out.sort_by_key(|r| r.device);

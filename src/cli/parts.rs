@@ -1,0 +1,94 @@
+//! A destination produced in parts of bounded size, one computed while the one before is
+//! written: the pipeline of `shards --split` and `--assemble` (`docs/shard-buffers.md` §5), the
+//! same shape as `relayout`'s (`cmd/relayout.rs`, `produce`), with the computing and the writing
+//! given as closures.
+
+use std::ops::Range;
+use std::sync::mpsc;
+
+use crate::cli::fail::Failure;
+
+/// What computes the bytes `range` of the destination into a buffer of `range.len()` bytes.
+pub type Compute<'a> = dyn Fn(&mut [u8], Range<usize>) -> Result<(), Failure> + Sync + 'a;
+
+/// Produces the `total` bytes of a destination in parts of at most `part` bytes, in two
+/// buffers: a second thread computes the next part into one while this thread writes the other
+/// (`write` gets the parts in order). Memory: two parts. The first failure on either side stops
+/// both.
+pub fn produce(
+    total: usize,
+    part: usize,
+    compute: &Compute<'_>,
+    write: &mut dyn FnMut(&[u8]) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    if total == 0 {
+        return Ok(());
+    }
+    let part = part.min(total).max(1);
+    let (free, free_parts) = mpsc::channel::<Vec<u8>>();
+    // A second buffer only when there is a second part.
+    for len in [part, part.min(total.saturating_sub(part))] {
+        if len > 0 {
+            let mut buf = Vec::new();
+            buf.try_reserve_exact(len).map_err(|e| Failure::invalid(format!("cannot allocate a part buffer: {e}")))?;
+            buf.resize(len, 0u8);
+            free.send(buf).map_err(|_| Failure::invalid("the part buffers were lost"))?;
+        }
+    }
+    let (done, done_parts) = mpsc::sync_channel::<Result<(Vec<u8>, usize), Failure>>(2);
+    std::thread::scope(move |scope| {
+        scope.spawn(move || {
+            let mut start = 0;
+            while start < total {
+                // The writer hung up: it failed, and has said so.
+                let Ok(mut buf) = free_parts.recv() else { return };
+                let end = total.min(start.saturating_add(part));
+                let len = end.saturating_sub(start);
+                let result = compute(buf.get_mut(..len).unwrap_or_default(), start..end);
+                let failed = result.is_err();
+                if done.send(result.map(|()| (buf, len))).is_err() || failed {
+                    return;
+                }
+                start = end;
+            }
+        });
+        // Ends when the computing thread is done (it hangs up); returning early hangs up on it.
+        for computed in done_parts {
+            let (buf, len) = computed?;
+            write(buf.get(..len).unwrap_or_default())?;
+            // The computing thread may be done with buffers already.
+            let _ = free.send(buf);
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn parts_arrive_in_order_and_a_failure_stops_the_run() {
+        let mut seen = Vec::new();
+        let fill = |buf: &mut [u8], range: std::ops::Range<usize>| {
+            for (b, k) in buf.iter_mut().zip(range) {
+                *b = u8::try_from(k % 251).unwrap();
+            }
+            Ok(())
+        };
+        super::produce(1000, 64, &fill, &mut |bytes| {
+            seen.extend_from_slice(bytes);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, (0..1000).map(|k| u8::try_from(k % 251).unwrap()).collect::<Vec<_>>());
+        let failing = |_: &mut [u8], range: std::ops::Range<usize>| {
+            if range.start >= 128 { Err(super::Failure::invalid("stop")) } else { Ok(()) }
+        };
+        let mut parts = 0;
+        let result = super::produce(1000, 64, &failing, &mut |_| {
+            parts += 1;
+            Ok(())
+        });
+        assert!(result.is_err());
+        assert_eq!(parts, 2);
+    }
+}
