@@ -1,12 +1,13 @@
 //! A destination produced in parts of bounded size, one computed while the one before is
-//! written: the pipeline of `shards --split` and `--assemble` (`docs/shard-buffers.md` §5), the
-//! same shape as `relayout`'s (`cmd/relayout.rs`, `produce`), with the computing and the writing
-//! given as closures.
+//! written: the pipeline of `relayout` (`docs/relayout.md`, "The command line") and of
+//! `shards --split` and `--assemble` (`docs/shard-buffers.md` §5), the computing and the
+//! writing given as closures.
 
 use std::ops::Range;
 use std::sync::mpsc;
 
 use crate::cli::fail::Failure;
+use crate::relayout::LineBuffer;
 
 /// What computes the bytes `range` of the destination into a buffer of `range.len()` bytes.
 pub type Compute<'a> = dyn Fn(&mut [u8], Range<usize>) -> Result<(), Failure> + Sync + 'a;
@@ -25,17 +26,17 @@ pub fn produce(
         return Ok(());
     }
     let part = part.min(total).max(1);
-    let (free, free_parts) = mpsc::channel::<Vec<u8>>();
-    // A second buffer only when there is a second part.
+    let (free, free_parts) = mpsc::channel::<LineBuffer>();
+    // A second buffer only when there is a second part; both start on a cache line, where the
+    // kernels store whole lines.
     for len in [part, part.min(total.saturating_sub(part))] {
         if len > 0 {
-            let mut buf = Vec::new();
-            buf.try_reserve_exact(len).map_err(|e| Failure::invalid(format!("cannot allocate a part buffer: {e}")))?;
-            buf.resize(len, 0u8);
+            let buf = LineBuffer::zeroed(len)
+                .ok_or_else(|| Failure::invalid(format!("cannot allocate a part buffer of {len} bytes")))?;
             free.send(buf).map_err(|_| Failure::invalid("the part buffers were lost"))?;
         }
     }
-    let (done, done_parts) = mpsc::sync_channel::<Result<(Vec<u8>, usize), Failure>>(2);
+    let (done, done_parts) = mpsc::sync_channel::<Result<(LineBuffer, usize), Failure>>(2);
     std::thread::scope(move |scope| {
         scope.spawn(move || {
             let mut start = 0;
@@ -44,7 +45,7 @@ pub fn produce(
                 let Ok(mut buf) = free_parts.recv() else { return };
                 let end = total.min(start.saturating_add(part));
                 let len = end.saturating_sub(start);
-                let result = compute(buf.get_mut(..len).unwrap_or_default(), start..end);
+                let result = compute(buf.as_mut_slice().get_mut(..len).unwrap_or_default(), start..end);
                 let failed = result.is_err();
                 if done.send(result.map(|()| (buf, len))).is_err() || failed {
                     return;
@@ -55,7 +56,7 @@ pub fn produce(
         // Ends when the computing thread is done (it hangs up); returning early hangs up on it.
         for computed in done_parts {
             let (buf, len) = computed?;
-            write(buf.get(..len).unwrap_or_default())?;
+            write(buf.as_slice().get(..len).unwrap_or_default())?;
             // The computing thread may be done with buffers already.
             let _ = free.send(buf);
         }

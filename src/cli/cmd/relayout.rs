@@ -11,7 +11,6 @@
 use std::fs::File;
 use std::io::{IsTerminal, Read, Seek};
 use std::path::Path;
-use std::sync::mpsc;
 
 use npyz::{DType, Order, TypeStr, WriterBuilder};
 
@@ -22,7 +21,8 @@ use crate::cli::data::{self, Sink, Source};
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, LoadedShape, MAX_INPUT_BYTES};
 use crate::cli::outfile::OutFile;
-use crate::relayout::{LineBuffer, RelayoutPlan, StridedView};
+use crate::cli::parts;
+use crate::relayout::{RelayoutPlan, StridedView};
 use crate::{PrimitiveType, ShapeBuf};
 
 /// Above this many destination bytes a terminal gets a progress bar.
@@ -265,11 +265,10 @@ pub fn run(args: &RelayoutArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     Ok(Status::Ok)
 }
 
-/// The destination in parts of at most `part` bytes, in two buffers: this thread writes one
-/// part while a second thread computes the next into the other buffer (on `pool` if given,
-/// else on rayon's global pool), so the copy into the output (the kernel's, for a file) and the
-/// transposing overlap. Parts reach the sink in order; the first failure on either side stops
-/// both.
+/// The destination in parts of at most `part` bytes (`cli::parts`): a second thread computes
+/// the next part (on `pool` if given, else on rayon's global pool) while this one writes the
+/// last, so the copy into the output (the kernel's, for a file) and the transposing overlap.
+/// Before each part is written the mapped source is asked whether it was truncated underneath.
 fn produce(
     plan: &RelayoutPlan,
     src: &Source,
@@ -278,50 +277,20 @@ fn produce(
     pool: Option<&rayon::ThreadPool>,
     bar: Option<&indicatif::ProgressBar>,
 ) -> Result<(), Failure> {
-    let total = plan.dst_len();
-    let part = part.min(total).max(1);
-    let (free, free_parts) = mpsc::channel::<LineBuffer>();
-    // A second buffer only when there is a second part; both start on a cache line.
-    for len in [part, part.min(total.saturating_sub(part))] {
-        if len > 0 {
-            let buf = LineBuffer::zeroed(len)
-                .ok_or_else(|| Failure::invalid(format!("cannot allocate the output buffer of {len} bytes")))?;
-            free.send(buf).map_err(|_| Failure::invalid("the output buffers were lost"))?;
+    let compute = |out: &mut [u8], range: std::ops::Range<usize>| {
+        let run = move || plan.run_range(&src[..], out, range);
+        match pool {
+            Some(pool) => pool.install(run),
+            None => run(),
         }
-    }
-    let (done, done_parts) = mpsc::sync_channel::<Result<(LineBuffer, usize), Failure>>(2);
-    std::thread::scope(move |scope| {
-        scope.spawn(move || {
-            let mut start = 0;
-            while start < total {
-                // The writer hung up: it failed, and has said so.
-                let Ok(mut buf) = free_parts.recv() else { return };
-                let end = total.min(start.saturating_add(part));
-                let len = end.wrapping_sub(start);
-                let out = buf.as_mut_slice().get_mut(..len).unwrap_or_default();
-                let mut run = move || plan.run_range(&src[..], out, start..end);
-                let result = match pool {
-                    Some(pool) => pool.install(run),
-                    None => run(),
-                };
-                let failed = result.is_err();
-                if done.send(result.map(|()| (buf, len)).map_err(Failure::from)).is_err() || failed {
-                    return;
-                }
-                start = end;
-            }
-        });
-        // Ends when the computing thread is done (it hangs up); returning early hangs up on it.
-        for computed in done_parts {
-            let (buf, len) = computed?;
-            // A mapped input truncated underneath read as zeros: they go nowhere.
-            src.check()?;
-            sink.write(buf.as_slice().get(..len).unwrap_or_default())?;
-            if let Some(bar) = bar {
-                bar.inc(u64::try_from(len).unwrap_or(0));
-            }
-            // The computing thread may be done with buffers already.
-            let _ = free.send(buf);
+        .map_err(Failure::from)
+    };
+    parts::produce(plan.dst_len(), part, &compute, &mut |bytes| {
+        // A mapped input truncated underneath read as zeros: they go nowhere.
+        src.check()?;
+        sink.write(bytes)?;
+        if let Some(bar) = bar {
+            bar.inc(u64::try_from(bytes.len()).unwrap_or(0));
         }
         Ok(())
     })
