@@ -882,6 +882,7 @@ fn walk_mlir(
     let (mut name, mut functions) = (String::new(), 0usize);
     let mut meshes: Meshes = Ok(BTreeMap::new());
     let mut entry = false;
+    let mut op_site = MlirSite { text: String::new(), kind: INSTRUCTION, entry, extras: serde_json::Map::new() };
     loop {
         let item = match reader.next_item() {
             Ok(Some(item)) => item,
@@ -926,13 +927,13 @@ fn walk_mlir(
             MlirItem::Op(op) => {
                 for index in 0..op.len() {
                     let Some(shape_proto) = op.shape(index) else { continue };
-                    let site = MlirSite {
-                        text: format!("{} / {}", op.function, op.result_name(index)),
-                        kind: INSTRUCTION,
-                        entry,
-                        extras: serde_json::Map::new(),
-                    };
-                    shape(Site::Mlir(&site), (shape_proto, op.type_text(index)), (None, None), &mut tally, listing)?;
+                    // One site reused: its text rewritten, no allocation per result.
+                    op_site.entry = entry;
+                    op_site.text.clear();
+                    op_site.text.push_str(op.function);
+                    op_site.text.push_str(" / ");
+                    op.push_result_name(index, &mut op_site.text);
+                    shape(Site::Mlir(&op_site), (shape_proto, op.type_text(index)), (None, None), &mut tally, listing)?;
                 }
             }
             MlirItem::FunctionEnd(_) => entry = false,

@@ -63,6 +63,7 @@ mod attributes;
 mod scan;
 mod types;
 
+use std::fmt::Write as _;
 use std::io::BufRead;
 use std::ops::Range;
 
@@ -206,17 +207,29 @@ impl<'a> Op<'a> {
 
     /// The name of result `index`: `%0`, or `%0#1` for the second of `%0:2`.
     pub fn result_name(&self, index: usize) -> String {
+        let mut name = String::new();
+        self.push_result_name(index, &mut name);
+        name
+    }
+
+    /// Appends [`result_name`](Self::result_name) to `out` (the listing reuses one buffer).
+    pub(crate) fn push_result_name(&self, index: usize, out: &mut String) {
         let mut first = 0usize;
         for (range, count) in self.names {
             let name = self.names_text.get(range.clone()).unwrap_or("");
             let within = index.checked_sub(first);
             match (count, within) {
-                (None, Some(0)) => return name.to_owned(),
-                (Some(count), Some(i)) if i < *count => return format!("{name}#{i}"),
+                (None, Some(0)) => return out.push_str(name),
+                (Some(count), Some(i)) if i < *count => {
+                    out.push_str(name);
+                    out.push('#');
+                    // Writing to a String cannot fail.
+                    let _ = write!(out, "{i}");
+                    return;
+                }
                 _ => first = first.saturating_add(count.unwrap_or(1)),
             }
         }
-        String::new()
     }
 
     /// The XLA shape of result `index`.
@@ -815,10 +828,12 @@ impl State {
             return Ok(None);
         }
         self.shapes.clear();
-        let single = self.type_texts.len() == 1;
+        // Room for every result first: a cache starting over in the loop would move the earlier
+        // ones.
+        let keep = self.cache.reserve(self.type_texts.len());
         for range in &self.type_texts {
             let type_text = text.get(range.clone()).unwrap_or("");
-            if let Some(at) = self.cache.find(type_text).filter(|_| single) {
+            if let Some(at) = self.cache.find(type_text).filter(|_| keep) {
                 self.shapes.push(ShapeRef::Cached(at));
                 continue;
             }
@@ -828,8 +843,7 @@ impl State {
             }
             let shape =
                 text::parse_shape_raw(&self.scratch).map_err(|error| (range.start, HloTextProblem::Shape(error)))?;
-            // Several results are parsed each: a cache starting over would move the earlier ones.
-            if single {
+            if keep {
                 match self.cache.insert(type_text, shape) {
                     Ok(at) => self.shapes.push(ShapeRef::Cached(at)),
                     Err(shape) => self.shapes.push(ShapeRef::Fresh(shape)),

@@ -73,6 +73,20 @@ impl<V> TextCache<V> {
         Ok(at)
     }
 
+    /// Makes sure that `count` more [`insert`](Self::insert)s do not start over (which would move
+    /// the values inserted before them): starts over now if they would not fit. False when
+    /// `count` values can never be kept at once.
+    pub(crate) fn reserve(&mut self, count: usize) -> bool {
+        if count > MAX_CACHED_SHAPES {
+            return false;
+        }
+        if self.values.len().saturating_add(count) > MAX_CACHED_SHAPES {
+            self.index.clear();
+            self.values.clear();
+        }
+        true
+    }
+
     /// How many values are kept.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
@@ -177,5 +191,20 @@ mod tests {
         }
         assert_eq!(cache.shapes.len(), 1);
         assert_eq!(cache.shapes.index.len(), 1);
+    }
+
+    #[test]
+    fn reserved_room_keeps_what_is_inserted_next() {
+        let mut cache = TextCache::default();
+        for n in 0..MAX_CACHED_SHAPES - 1 {
+            assert_eq!(cache.insert(&n.to_string(), n), Ok(n));
+        }
+        assert!(cache.reserve(1));
+        assert_eq!(cache.len(), MAX_CACHED_SHAPES - 1);
+        assert!(cache.reserve(2));
+        assert_eq!(cache.len(), 0);
+        assert_eq!((cache.insert("a", 1), cache.insert("b", 2)), (Ok(0), Ok(1)));
+        assert_eq!((cache.get(0), cache.get(1)), (Some(&1), Some(&2)));
+        assert!(!cache.reserve(MAX_CACHED_SHAPES + 1));
     }
 }
