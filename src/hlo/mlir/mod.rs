@@ -317,6 +317,8 @@ struct State {
     type_texts: Vec<Range<usize>>,
     cache: TextCache<ShapeProto>,
     scratch: String,
+    /// The statement's type separator as the statement cut found it (`Statement::separator`).
+    separator: Option<Option<usize>>,
 }
 
 impl<R: BufRead> MlirReader<R> {
@@ -470,6 +472,7 @@ impl State {
             type_texts: Vec::new(),
             cache: TextCache::default(),
             scratch: String::new(),
+            separator: None,
         }
     }
 
@@ -512,6 +515,7 @@ impl State {
         if cursor.at_end() {
             return Ok(None);
         }
+        self.separator = statement.separator();
         let depth_before = self.depth;
         self.depth = self.depth.saturating_add(statement.depth());
         if self.depth < 0 {
@@ -798,7 +802,14 @@ impl State {
                 break;
             }
         }
-        let Some(colon) = last_colon(text, from)? else { return Ok(None) };
+        // The statement cut's scan found the separator, if it was sure: no bracket is open at
+        // `from` (after the result names and opcode, or at the statement's first byte), so its
+        // last `:` from `from` on is the one `last_colon` would find.
+        let colon = match self.separator {
+            Some(last) => last.filter(|&at| at >= from),
+            None => last_colon(text, from)?,
+        };
+        let Some(colon) = colon else { return Ok(None) };
         self.type_texts.clear();
         let mut cursor = Cursor::new(text);
         cursor.pos = colon.saturating_add(1);
