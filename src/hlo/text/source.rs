@@ -5,7 +5,8 @@
 
 use std::io::{BufRead, ErrorKind};
 
-use super::cursor::{byte_class, is_in};
+use super::cursor::byte_class;
+use super::find::Finder;
 use crate::error::{Error, HloTextError, HloTextProblem};
 
 /// The longest stretch of a line an error quotes on each side of its column.
@@ -13,11 +14,17 @@ const QUOTE_SIDE: usize = 80;
 
 /// The bytes the bracket scan stops at outside strings and comments; every other byte is
 /// skipped in runs.
-const SPECIAL: [bool; 256] = byte_class(b"\"()[]{}/=");
+const SPECIAL: [bool; 256] = byte_class(&SPECIAL_SET);
+
+/// [`SPECIAL`]'s bytes (`=` thrice: both sets have eleven).
+const SPECIAL_SET: [u8; 11] = *b"\"()[]{}/===";
 
 /// The bytes MLIR's scan stops at: the brackets of both structures (`<>` count only for the
 /// type separator) and `:`. (`=` matters to HLO's statement ends only.)
-const MLIR_SPECIAL: [bool; 256] = byte_class(b"\"()[]{}<>/:");
+const MLIR_SPECIAL: [bool; 256] = byte_class(&MLIR_SET);
+
+/// [`MLIR_SPECIAL`]'s bytes.
+const MLIR_SET: [u8; 11] = *b"\"()[]{}<>/:";
 
 /// The most brackets [`Separator`] follows (deeper statements are left to `hlo::mlir`'s own scan).
 const SEPARATOR_NESTING: u32 = 64;
@@ -143,7 +150,8 @@ impl Scan {
     /// notes `=`; MLIR's follows the [`Separator`] instead.
     #[allow(clippy::indexing_slicing, reason = "invariant: `i` and `at` are positions found in `line`")]
     fn scan<const MLIR: bool>(&mut self, line: &[u8], base: usize) {
-        let special = if MLIR { &MLIR_SPECIAL } else { &SPECIAL };
+        let (special, set) = if MLIR { (&MLIR_SPECIAL, &MLIR_SET) } else { (&SPECIAL, &SPECIAL_SET) };
+        let mut finder = Finder::new(line, set, special);
         let mut i = 0;
         let mut end = line.len();
         let mut in_string = false;
@@ -170,12 +178,10 @@ impl Scan {
                 }
                 continue;
             }
-            let Some(at) = rest.iter().position(|&b| is_in(special, b)) else { break };
-            let next = rest.get(at.saturating_add(1)).copied();
-            // The byte's offset in the line.
-            let here = i.saturating_add(at);
+            let Some(here) = finder.next(i) else { break };
+            let next = line.get(here.saturating_add(1)).copied();
             i = here.saturating_add(1);
-            match rest[at] {
+            match line[here] {
                 b'"' => in_string = true,
                 b'/' if next == Some(b'*') => {
                     self.in_comment = true;
@@ -425,7 +431,11 @@ impl<R: BufRead> Source<R> {
                     return Err(self.statement.error(valid, HloTextProblem::NotUtf8));
                 }
             }
-            if !self.statement.text().trim().is_empty() {
+            // Blank when only whitespace: the ASCII indentation skipped byte by byte, then
+            // `trim_start` tells (at the first byte that is not ASCII whitespace).
+            let text = self.statement.text();
+            let indent = text.bytes().position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c'));
+            if indent.and_then(|at| text.get(at..)).is_some_and(|rest| !rest.trim_start().is_empty()) {
                 return Ok(Some(&self.statement));
             }
         }
