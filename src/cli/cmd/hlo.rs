@@ -21,7 +21,7 @@ use crate::sharding::{self, shardy};
 use crate::cli::Io;
 use crate::cli::args::{HloArgs, HloType, ModuleFormatArgs};
 use crate::cli::cmd::decode;
-use crate::cli::cmd::printed::{Checked, Printed};
+use crate::cli::cmd::printed::{Checked, Key, Printed};
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, ModuleInput};
 use crate::cli::output::{self, Reply};
@@ -397,16 +397,16 @@ fn shardy_of(
 /// Validates one shape, counts it and writes its entry (with the instruction's sharding, when
 /// it has one: XLA's text, or why it is refused; and its Shardy sharding's, marked when the two
 /// disagree).
-fn shape(
+fn shape<'k>(
     site: Site<'_>,
-    (shape, text): (&ShapeProto, Option<&str>),
+    (shape, key): (&ShapeProto, impl Into<Key<'k>>),
     extras: (Option<Result<String, String>>, Option<Shardy>),
     tally: &mut Tally,
     listing: &mut Listing<'_>,
 ) -> Result<(), Failure> {
     // The cache is moved out for the call so that the entry can borrow from it.
     let mut printed = std::mem::take(&mut tally.printed);
-    let result = entry(site, shape, printed.get(text, shape), extras, tally, listing);
+    let result = entry(site, shape, printed.get(key.into(), shape), extras, tally, listing);
     tally.printed = printed;
     result
 }
@@ -933,7 +933,8 @@ fn walk_mlir(
                     op_site.text.push_str(op.function);
                     op_site.text.push_str(" / ");
                     op.push_result_name(index, &mut op_site.text);
-                    shape(Site::Mlir(&op_site), (shape_proto, op.type_text(index)), (None, None), &mut tally, listing)?;
+                    let key = op.slot(index).map_or(Key::from(op.type_text(index)), |(g, at)| Key::Slot(g, at));
+                    shape(Site::Mlir(&op_site), (shape_proto, key), (None, None), &mut tally, listing)?;
                 }
             }
             MlirItem::FunctionEnd(_) => entry = false,

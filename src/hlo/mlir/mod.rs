@@ -240,6 +240,16 @@ impl<'a> Op<'a> {
         }
     }
 
+    /// Where the reader's cache keeps the shape of result `index`, if it does: the cache's
+    /// generation and the index, which name the same shape until the cache starts over (the
+    /// listing prints each shape once by them).
+    pub(crate) fn slot(&self, index: usize) -> Option<(u64, usize)> {
+        match self.shapes.get(index)? {
+            ShapeRef::Cached(at) => Some((self.cache.generation(), *at)),
+            ShapeRef::Fresh(_) => None,
+        }
+    }
+
     /// The MLIR type of result `index` as written; equal texts are equal shapes.
     pub fn type_text(&self, index: usize) -> Option<&'a str> {
         self.type_texts.get(index).and_then(|range| self.type_source.get(range.clone()))
