@@ -87,17 +87,15 @@ impl Printed {
         if self.slots.len() <= at {
             self.slots.resize_with(at.saturating_add(1), || None);
         }
-        match self.slots.get_mut(at) {
-            Some(slot) => slot.get_or_insert_with(|| {
+        if let Some(slot) = self.slots.get_mut(at) {
+            return slot.get_or_insert_with(|| {
                 let mut checked = Checked::default();
                 checked.set(shape);
                 checked
-            }),
-            None => {
-                self.fresh.set(shape);
-                &self.fresh
-            }
+            });
         }
+        self.fresh.set(shape);
+        &self.fresh
     }
 
     /// Prints and validates a shape not seen yet, keeping it if its text is short enough.

@@ -72,7 +72,7 @@ pub use types::element_type;
 
 use crate::error::{HloTextProblem, Result};
 use crate::hlo::text::cursor::{Cursor, Failed};
-use crate::hlo::text::source::{Grammar, Source, Statement};
+use crate::hlo::text::source::{Grammar, Source, Statement, TypeSeparator};
 use crate::hlo::text::{TextCache, TextOptions, error_position};
 use crate::proto::ShapeProto;
 use crate::text;
@@ -328,7 +328,7 @@ struct State {
     cache: TextCache<ShapeProto>,
     scratch: String,
     /// The statement's type separator as the statement cut found it (`Statement::separator`).
-    separator: Option<Option<usize>>,
+    separator: TypeSeparator,
 }
 
 impl<R: BufRead> MlirReader<R> {
@@ -482,7 +482,7 @@ impl State {
             type_texts: Vec::new(),
             cache: TextCache::default(),
             scratch: String::new(),
-            separator: None,
+            separator: TypeSeparator::Unsure,
         }
     }
 
@@ -816,8 +816,9 @@ impl State {
         // `from` (after the result names and opcode, or at the statement's first byte), so its
         // last `:` from `from` on is the one `last_colon` would find.
         let colon = match self.separator {
-            Some(last) => last.filter(|&at| at >= from),
-            None => last_colon(text, from)?,
+            TypeSeparator::At(at) => Some(at).filter(|&at| at >= from),
+            TypeSeparator::Absent => None,
+            TypeSeparator::Unsure => last_colon(text, from)?,
         };
         let Some(colon) = colon else { return Ok(None) };
         self.type_texts.clear();

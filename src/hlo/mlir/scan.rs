@@ -185,9 +185,11 @@ mod tests {
         }
     }
 
+    use crate::hlo::text::source::TypeSeparator::{self, Absent, At, Unsure};
+
     /// The type separator the statement cut finds (`Statement::separator`) for each statement
     /// of `text`, beside what [`last_colon`] finds from its first byte.
-    fn separators(text: &str) -> Vec<(Option<Option<usize>>, Result<Option<usize>, Failed>)> {
+    fn separators(text: &str) -> Vec<(TypeSeparator, Result<Option<usize>, Failed>)> {
         use crate::hlo::text::source::{Grammar, Source};
         let mut source = Source::with_grammar(text.as_bytes(), 1 << 16, Grammar::Mlir);
         let mut out = Vec::new();
@@ -202,9 +204,11 @@ mod tests {
         /// same one and does not fail.
         #[test]
         fn the_cut_finds_the_separator_last_colon_finds(text in "[()\\[\\]{}<>\"\\\\,:a\\-/* \n]{0,60}") {
-            for (sure, scanned) in separators(&text) {
-                if let Some(found) = sure {
-                    prop_assert_eq!(Ok(found), scanned);
+            for (found, scanned) in separators(&text) {
+                match found {
+                    Unsure => {}
+                    Absent => prop_assert_eq!(scanned, Ok(None)),
+                    At(at) => prop_assert_eq!(scanned, Ok(Some(at))),
                 }
             }
         }
@@ -219,10 +223,10 @@ mod tests {
                     %2 = g (] : tensor<f32>\n\
                     %3 = g : tensor<f32> // c\n\
                     %4 = g \"a : tensor<f32>\n";
-        let found: Vec<_> = separators(text).into_iter().map(|(sure, _)| sure).collect();
-        assert_eq!(found, [Some(Some(26)), Some(Some(38)), Some(Some(3)), Some(None), None, None, None]);
+        let found: Vec<_> = separators(text).into_iter().map(|(found, _)| found).collect();
+        assert_eq!(found, [At(26), At(38), At(3), Absent, Unsure, Unsure, Unsure]);
         let deep = format!("{}x{} : t", "(".repeat(70), ")".repeat(70));
-        assert_eq!(separators(&deep)[0], (None, Ok(Some(142))));
+        assert_eq!(separators(&deep)[0], (Unsure, Ok(Some(142))));
     }
 
     #[test]

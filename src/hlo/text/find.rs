@@ -18,7 +18,7 @@ fn mask<const N: usize>(block: [u8; BLOCK], set: &[u8; N], _class: &[bool; 256])
     let bytes = m128i::from(block);
     let mut any = m128i::default();
     for &b in set {
-        any = any | cmp_eq_mask_i8_m128i(bytes, set_splat_i8_m128i(i8::from_ne_bytes([b])));
+        any |= cmp_eq_mask_i8_m128i(bytes, set_splat_i8_m128i(i8::from_ne_bytes([b])));
     }
     // The mask has 16 bits: the sign bits of the 16 bytes.
     u32::from_ne_bytes(move_mask_i8_m128i(any).to_ne_bytes())

@@ -114,10 +114,27 @@ impl Separator {
         self.depth = self.depth.saturating_sub(1);
     }
 
-    /// The separator, if the scan is sure of it: `Some(None)` when there is none.
-    fn found(&self) -> Option<Option<usize>> {
-        (!self.unsure && self.depth == 0).then_some(self.last)
+    /// The separator, if the scan is sure of it.
+    fn found(&self) -> TypeSeparator {
+        match (self.unsure || self.depth > 0, self.last) {
+            (true, _) => TypeSeparator::Unsure,
+            (false, None) => TypeSeparator::Absent,
+            (false, Some(at)) => TypeSeparator::At(at),
+        }
     }
+}
+
+/// MLIR's type separator as the statement cut found it ([`Statement::separator`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(in crate::hlo) enum TypeSeparator {
+    /// The cut's scan cannot be sure (or the text is HLO's): the reader scans the statement
+    /// itself.
+    #[default]
+    Unsure,
+    /// There is no `:` outside brackets.
+    Absent,
+    /// The last `:` outside brackets is at this offset.
+    At(usize),
 }
 
 /// What kind of statement the bracket scan saw, to decide where a statement ends.
@@ -245,7 +262,7 @@ pub(in crate::hlo) struct Statement {
     /// Open brackets minus closed ones over the statement (outside strings and comments).
     depth: i64,
     /// MLIR's type separator, when the scan is sure of it ([`Separator`]).
-    separator: Option<Option<usize>>,
+    separator: TypeSeparator,
 }
 
 impl Statement {
@@ -262,10 +279,10 @@ impl Statement {
 
     /// MLIR text: the offset of the last `:` outside brackets (`()[]{}<>`, a `>` after `-` not
     /// closing one) and strings, which `hlo::mlir`'s own scan would find from any offset where
-    /// no bracket is open (`Some(None)`: there is none); `None` when the statement cut's scan
-    /// cannot be sure (a comment, an unpaired bracket, a string that does not end on its line,
-    /// deep nesting) and the reader must scan the statement itself. Always `None` for HLO text.
-    pub(in crate::hlo) fn separator(&self) -> Option<Option<usize>> {
+    /// no bracket is open; [`TypeSeparator::Unsure`] when the statement cut's scan cannot be
+    /// sure (a comment, an unpaired bracket, a string that does not end on its line, deep
+    /// nesting) and the reader must scan the statement itself. Always `Unsure` for HLO text.
+    pub(in crate::hlo) fn separator(&self) -> TypeSeparator {
         self.separator
     }
 
@@ -419,7 +436,7 @@ impl<R: BufRead> Source<R> {
             }
             self.statement.depth = scan.depth;
             self.statement.separator = match self.grammar {
-                Grammar::Hlo => None,
+                Grammar::Hlo => TypeSeparator::Unsure,
                 Grammar::Mlir => scan.separator.found(),
             };
             // The statement is checked once, whole: no line is copied again.
