@@ -21,7 +21,7 @@ use crate::sharding::{self, shardy};
 use crate::cli::Io;
 use crate::cli::args::{HloArgs, HloType, ModuleFormatArgs};
 use crate::cli::cmd::decode;
-use crate::cli::cmd::printed::{Checked, Printed};
+use crate::cli::cmd::printed::{Checked, Key, Printed};
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, ModuleInput};
 use crate::cli::output::{self, Reply};
@@ -397,16 +397,16 @@ fn shardy_of(
 /// Validates one shape, counts it and writes its entry (with the instruction's sharding, when
 /// it has one: XLA's text, or why it is refused; and its Shardy sharding's, marked when the two
 /// disagree).
-fn shape(
+fn shape<'k>(
     site: Site<'_>,
-    (shape, text): (&ShapeProto, Option<&str>),
+    (shape, key): (&ShapeProto, impl Into<Key<'k>>),
     extras: (Option<Result<String, String>>, Option<Shardy>),
     tally: &mut Tally,
     listing: &mut Listing<'_>,
 ) -> Result<(), Failure> {
     // The cache is moved out for the call so that the entry can borrow from it.
     let mut printed = std::mem::take(&mut tally.printed);
-    let result = entry(site, shape, printed.get(text, shape), extras, tally, listing);
+    let result = entry(site, shape, printed.get(key.into(), shape), extras, tally, listing);
     tally.printed = printed;
     result
 }
@@ -882,6 +882,7 @@ fn walk_mlir(
     let (mut name, mut functions) = (String::new(), 0usize);
     let mut meshes: Meshes = Ok(BTreeMap::new());
     let mut entry = false;
+    let mut op_site = MlirSite { text: String::new(), kind: INSTRUCTION, entry, extras: serde_json::Map::new() };
     loop {
         let item = match reader.next_item() {
             Ok(Some(item)) => item,
@@ -926,13 +927,14 @@ fn walk_mlir(
             MlirItem::Op(op) => {
                 for index in 0..op.len() {
                     let Some(shape_proto) = op.shape(index) else { continue };
-                    let site = MlirSite {
-                        text: format!("{} / {}", op.function, op.result_name(index)),
-                        kind: INSTRUCTION,
-                        entry,
-                        extras: serde_json::Map::new(),
-                    };
-                    shape(Site::Mlir(&site), (shape_proto, op.type_text(index)), (None, None), &mut tally, listing)?;
+                    // One site reused: its text rewritten, no allocation per result.
+                    op_site.entry = entry;
+                    op_site.text.clear();
+                    op_site.text.push_str(op.function);
+                    op_site.text.push_str(" / ");
+                    op.push_result_name(index, &mut op_site.text);
+                    let key = op.slot(index).map_or(Key::from(op.type_text(index)), |(g, at)| Key::Slot(g, at));
+                    shape(Site::Mlir(&op_site), (shape_proto, key), (None, None), &mut tally, listing)?;
                 }
             }
             MlirItem::FunctionEnd(_) => entry = false,

@@ -63,6 +63,7 @@ mod attributes;
 mod scan;
 mod types;
 
+use std::fmt::Write as _;
 use std::io::BufRead;
 use std::ops::Range;
 
@@ -71,7 +72,7 @@ pub use types::element_type;
 
 use crate::error::{HloTextProblem, Result};
 use crate::hlo::text::cursor::{Cursor, Failed};
-use crate::hlo::text::source::{Grammar, Source, Statement};
+use crate::hlo::text::source::{Grammar, Source, Statement, TypeSeparator};
 use crate::hlo::text::{TextCache, TextOptions, error_position};
 use crate::proto::ShapeProto;
 use crate::text;
@@ -206,17 +207,29 @@ impl<'a> Op<'a> {
 
     /// The name of result `index`: `%0`, or `%0#1` for the second of `%0:2`.
     pub fn result_name(&self, index: usize) -> String {
+        let mut name = String::new();
+        self.push_result_name(index, &mut name);
+        name
+    }
+
+    /// Appends [`result_name`](Self::result_name) to `out` (the listing reuses one buffer).
+    pub(crate) fn push_result_name(&self, index: usize, out: &mut String) {
         let mut first = 0usize;
         for (range, count) in self.names {
             let name = self.names_text.get(range.clone()).unwrap_or("");
             let within = index.checked_sub(first);
             match (count, within) {
-                (None, Some(0)) => return name.to_owned(),
-                (Some(count), Some(i)) if i < *count => return format!("{name}#{i}"),
+                (None, Some(0)) => return out.push_str(name),
+                (Some(count), Some(i)) if i < *count => {
+                    out.push_str(name);
+                    out.push('#');
+                    // Writing to a String cannot fail.
+                    let _ = write!(out, "{i}");
+                    return;
+                }
                 _ => first = first.saturating_add(count.unwrap_or(1)),
             }
         }
-        String::new()
     }
 
     /// The XLA shape of result `index`.
@@ -224,6 +237,16 @@ impl<'a> Op<'a> {
         match self.shapes.get(index)? {
             ShapeRef::Cached(at) => self.cache.get(*at),
             ShapeRef::Fresh(shape) => Some(shape),
+        }
+    }
+
+    /// Where the reader's cache keeps the shape of result `index`, if it does: the cache's
+    /// generation and the index, which name the same shape until the cache starts over (the
+    /// listing prints each shape once by them).
+    pub(crate) fn slot(&self, index: usize) -> Option<(u64, usize)> {
+        match self.shapes.get(index)? {
+            ShapeRef::Cached(at) => Some((self.cache.generation(), *at)),
+            ShapeRef::Fresh(_) => None,
         }
     }
 
@@ -304,6 +327,8 @@ struct State {
     type_texts: Vec<Range<usize>>,
     cache: TextCache<ShapeProto>,
     scratch: String,
+    /// The statement's type separator as the statement cut found it (`Statement::separator`).
+    separator: TypeSeparator,
 }
 
 impl<R: BufRead> MlirReader<R> {
@@ -457,6 +482,7 @@ impl State {
             type_texts: Vec::new(),
             cache: TextCache::default(),
             scratch: String::new(),
+            separator: TypeSeparator::Unsure,
         }
     }
 
@@ -499,6 +525,7 @@ impl State {
         if cursor.at_end() {
             return Ok(None);
         }
+        self.separator = statement.separator();
         let depth_before = self.depth;
         self.depth = self.depth.saturating_add(statement.depth());
         if self.depth < 0 {
@@ -785,7 +812,15 @@ impl State {
                 break;
             }
         }
-        let Some(colon) = last_colon(text, from)? else { return Ok(None) };
+        // The statement cut's scan found the separator, if it was sure: no bracket is open at
+        // `from` (after the result names and opcode, or at the statement's first byte), so its
+        // last `:` from `from` on is the one `last_colon` would find.
+        let colon = match self.separator {
+            TypeSeparator::At(at) => Some(at).filter(|&at| at >= from),
+            TypeSeparator::Absent => None,
+            TypeSeparator::Unsure => last_colon(text, from)?,
+        };
+        let Some(colon) = colon else { return Ok(None) };
         self.type_texts.clear();
         let mut cursor = Cursor::new(text);
         cursor.pos = colon.saturating_add(1);
@@ -815,10 +850,12 @@ impl State {
             return Ok(None);
         }
         self.shapes.clear();
-        let single = self.type_texts.len() == 1;
+        // Room for every result first: a cache starting over in the loop would move the earlier
+        // ones.
+        let keep = self.cache.reserve(self.type_texts.len());
         for range in &self.type_texts {
             let type_text = text.get(range.clone()).unwrap_or("");
-            if let Some(at) = self.cache.find(type_text).filter(|_| single) {
+            if let Some(at) = self.cache.find(type_text).filter(|_| keep) {
                 self.shapes.push(ShapeRef::Cached(at));
                 continue;
             }
@@ -828,8 +865,7 @@ impl State {
             }
             let shape =
                 text::parse_shape_raw(&self.scratch).map_err(|error| (range.start, HloTextProblem::Shape(error)))?;
-            // Several results are parsed each: a cache starting over would move the earlier ones.
-            if single {
+            if keep {
                 match self.cache.insert(type_text, shape) {
                     Ok(at) => self.shapes.push(ShapeRef::Cached(at)),
                     Err(shape) => self.shapes.push(ShapeRef::Fresh(shape)),

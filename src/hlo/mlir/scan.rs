@@ -185,6 +185,50 @@ mod tests {
         }
     }
 
+    use crate::hlo::text::source::TypeSeparator::{self, Absent, At, Unsure};
+
+    /// The type separator the statement cut finds (`Statement::separator`) for each statement
+    /// of `text`, beside what [`last_colon`] finds from its first byte.
+    fn separators(text: &str) -> Vec<(TypeSeparator, Result<Option<usize>, Failed>)> {
+        use crate::hlo::text::source::{Grammar, Source};
+        let mut source = Source::with_grammar(text.as_bytes(), 1 << 16, Grammar::Mlir);
+        let mut out = Vec::new();
+        while let Ok(Some(statement)) = source.next() {
+            out.push((statement.separator(), last_colon(statement.text(), 0)));
+        }
+        out
+    }
+
+    proptest! {
+        /// Where the statement cut is sure of the type separator, the reader's own scan finds the
+        /// same one and does not fail.
+        #[test]
+        fn the_cut_finds_the_separator_last_colon_finds(text in "[()\\[\\]{}<>\"\\\\,:a\\-/* \n]{0,60}") {
+            for (found, scanned) in separators(&text) {
+                match found {
+                    Unsure => {}
+                    Absent => prop_assert_eq!(scanned, Ok(None)),
+                    At(at) => prop_assert_eq!(scanned, Ok(Some(at))),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_cut_is_sure_of_plain_statements_only() {
+        let text = "%0 = stablehlo.add %a, %b : tensor<f32> loc(\"a\":1:2)\n\
+                    %1 = f {a = affine_map<(d0) -> (d0)>} : (tensor<f32>) -> tensor<2xf32>\n\
+                    }) : tensor<i32>\n\
+                    stablehlo.return %x\n\
+                    %2 = g (] : tensor<f32>\n\
+                    %3 = g : tensor<f32> // c\n\
+                    %4 = g \"a : tensor<f32>\n";
+        let found: Vec<_> = separators(text).into_iter().map(|(found, _)| found).collect();
+        assert_eq!(found, [At(26), At(38), At(3), Absent, Unsure, Unsure, Unsure]);
+        let deep = format!("{}x{} : t", "(".repeat(70), ")".repeat(70));
+        assert_eq!(separators(&deep)[0], (Unsure, Ok(Some(142))));
+    }
+
     #[test]
     fn values_skip_nested_brackets_and_strings() {
         let text = r#"#sdy.sharding<@mesh, [{"x", "y"}, {}]>, b = "a,\">", c"#;

@@ -19,8 +19,11 @@ pub(in crate::hlo) struct Cursor<'a> {
 /// A problem at a byte offset of the statement.
 pub(in crate::hlo) type Failed = (usize, HloTextProblem);
 
+/// The bytes of a name: `[A-Za-z0-9_.-]`.
+const NAME: [bool; 256] = byte_class(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-");
+
 fn is_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+    is_in(&NAME, b)
 }
 
 impl<'a> Cursor<'a> {
@@ -37,7 +40,17 @@ impl<'a> Cursor<'a> {
     }
 
     /// Skips whitespace and comments (`/* … */`, `// …` to the end of the line).
+    #[inline]
     pub(in crate::hlo) fn skip_trivia(&mut self) {
+        // Most tokens follow one another with nothing between them.
+        if self.byte().is_some_and(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'/')) {
+            return;
+        }
+        self.skip_trivia_slow();
+    }
+
+    /// [`skip_trivia`](Self::skip_trivia) where there is trivia to skip.
+    fn skip_trivia_slow(&mut self) {
         loop {
             match self.byte() {
                 Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos = self.pos.saturating_add(1),

@@ -48,6 +48,7 @@
 //! (constants), §5 (errors), §6 (memory), §7 (divergences from XLA's parser).
 
 pub(in crate::hlo) mod cursor;
+mod find;
 mod shapes;
 pub(in crate::hlo) mod source;
 

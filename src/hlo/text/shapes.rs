@@ -38,11 +38,13 @@ pub(super) enum Parsed {
 pub(crate) struct TextCache<V> {
     index: HashMap<Box<str>, usize>,
     values: Vec<V>,
+    /// How many times it started over: a value's place is known by it and its index.
+    generation: u64,
 }
 
 impl<V> Default for TextCache<V> {
     fn default() -> Self {
-        Self { index: HashMap::new(), values: Vec::new() }
+        Self { index: HashMap::new(), values: Vec::new(), generation: 0 }
     }
 }
 
@@ -64,13 +66,37 @@ impl<V> TextCache<V> {
             return Err(value);
         }
         if self.values.len() >= MAX_CACHED_SHAPES {
-            self.index.clear();
-            self.values.clear();
+            self.start_over();
         }
         let at = self.values.len();
         self.index.insert(key.into(), at);
         self.values.push(value);
         Ok(at)
+    }
+
+    /// Makes sure that `count` more [`insert`](Self::insert)s do not start over (which would move
+    /// the values inserted before them): starts over now if they would not fit. False when
+    /// `count` values can never be kept at once.
+    pub(crate) fn reserve(&mut self, count: usize) -> bool {
+        if count > MAX_CACHED_SHAPES {
+            return false;
+        }
+        if self.values.len().saturating_add(count) > MAX_CACHED_SHAPES {
+            self.start_over();
+        }
+        true
+    }
+
+    fn start_over(&mut self) {
+        self.index.clear();
+        self.values.clear();
+        self.generation = self.generation.wrapping_add(1);
+    }
+
+    /// How many times it started over: the values found or inserted since it last did keep
+    /// their places.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// How many values are kept.
@@ -177,5 +203,21 @@ mod tests {
         }
         assert_eq!(cache.shapes.len(), 1);
         assert_eq!(cache.shapes.index.len(), 1);
+    }
+
+    #[test]
+    fn reserved_room_keeps_what_is_inserted_next() {
+        let mut cache = TextCache::default();
+        for n in 0..MAX_CACHED_SHAPES - 1 {
+            assert_eq!(cache.insert(&n.to_string(), n), Ok(n));
+        }
+        assert!(cache.reserve(1));
+        assert_eq!(cache.len(), MAX_CACHED_SHAPES - 1);
+        assert!(cache.reserve(2));
+        assert_eq!(cache.len(), 0);
+        assert_eq!((cache.insert("a", 1), cache.insert("b", 2)), (Ok(0), Ok(1)));
+        assert_eq!((cache.get(0), cache.get(1)), (Some(&1), Some(&2)));
+        assert!(!cache.reserve(MAX_CACHED_SHAPES + 1));
+        assert_eq!(cache.generation(), 1);
     }
 }

@@ -5,7 +5,8 @@
 
 use std::io::{BufRead, ErrorKind};
 
-use super::cursor::{byte_class, is_in};
+use super::cursor::byte_class;
+use super::find::Finder;
 use crate::error::{Error, HloTextError, HloTextProblem};
 
 /// The longest stretch of a line an error quotes on each side of its column.
@@ -13,7 +14,20 @@ const QUOTE_SIDE: usize = 80;
 
 /// The bytes the bracket scan stops at outside strings and comments; every other byte is
 /// skipped in runs.
-const SPECIAL: [bool; 256] = byte_class(b"\"()[]{}/=");
+const SPECIAL: [bool; 256] = byte_class(&SPECIAL_SET);
+
+/// [`SPECIAL`]'s bytes (`=` thrice: both sets have eleven).
+const SPECIAL_SET: [u8; 11] = *b"\"()[]{}/===";
+
+/// The bytes MLIR's scan stops at: the brackets of both structures (`<>` count only for the
+/// type separator) and `:`. (`=` matters to HLO's statement ends only.)
+const MLIR_SPECIAL: [bool; 256] = byte_class(&MLIR_SET);
+
+/// [`MLIR_SPECIAL`]'s bytes.
+const MLIR_SET: [u8; 11] = *b"\"()[]{}<>/:";
+
+/// The most brackets [`Separator`] follows (deeper statements are left to `hlo::mlir`'s own scan).
+const SEPARATOR_NESTING: u32 = 64;
 
 /// The first `\n` in `bytes`, eight bytes at a time (the zero-byte test of "Bit Twiddling
 /// Hacks" on the bytes xor `\n`: exact for whether a word holds one).
@@ -46,6 +60,83 @@ pub(in crate::hlo) enum Grammar {
     Mlir,
 }
 
+/// MLIR's type separator, found by the statement cut's own scan so that `hlo::mlir` need not scan
+/// the statement again: the last `:` outside `()`, `[]`, `{}`, `<>` (a `>` after `-` is an arrow)
+/// and strings, the bracket structure `hlo::mlir::scan` reads. Only what that scan would find
+/// without failing is kept: a statement with a comment, a string that does not end on its line,
+/// brackets that do not pair, left open or nest deeper than [`SEPARATOR_NESTING`] is `unsure`,
+/// and the reader scans it itself (and finds the error, if there is one). A closing bracket that
+/// nothing opened is stepped over, as the reader's scan does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Separator {
+    /// The open brackets, two bits each (`(`, `[`, `{`, `<`), the innermost lowest.
+    open: u128,
+    depth: u32,
+    /// The offset of the last `:` outside brackets so far.
+    last: Option<usize>,
+    unsure: bool,
+}
+
+impl Separator {
+    /// Two bits for an opening bracket.
+    fn kind(b: u8) -> u128 {
+        match b {
+            b'(' => 0,
+            b'[' => 1,
+            b'{' => 2,
+            _ => 3,
+        }
+    }
+
+    fn open(&mut self, b: u8) {
+        if self.depth >= SEPARATOR_NESTING {
+            self.unsure = true;
+            return;
+        }
+        self.open = (self.open << 2) | Self::kind(b);
+        self.depth = self.depth.saturating_add(1);
+    }
+
+    fn close(&mut self, b: u8) {
+        if self.depth == 0 {
+            return;
+        }
+        let want = match b {
+            b')' => 0,
+            b']' => 1,
+            b'}' => 2,
+            _ => 3,
+        };
+        if self.open & 3 != want {
+            self.unsure = true;
+        }
+        self.open >>= 2;
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// The separator, if the scan is sure of it.
+    fn found(&self) -> TypeSeparator {
+        match (self.unsure || self.depth > 0, self.last) {
+            (true, _) => TypeSeparator::Unsure,
+            (false, None) => TypeSeparator::Absent,
+            (false, Some(at)) => TypeSeparator::At(at),
+        }
+    }
+}
+
+/// MLIR's type separator as the statement cut found it ([`Statement::separator`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(in crate::hlo) enum TypeSeparator {
+    /// The cut's scan cannot be sure (or the text is HLO's): the reader scans the statement
+    /// itself.
+    #[default]
+    Unsure,
+    /// There is no `:` outside brackets.
+    Absent,
+    /// The last `:` outside brackets is at this offset.
+    At(usize),
+}
+
 /// What kind of statement the bracket scan saw, to decide where a statement ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct Scan {
@@ -58,13 +149,26 @@ struct Scan {
     assignment: bool,
     /// The last line's last byte that is not whitespace (before a `//` comment) is a `{`.
     ends_with_brace: bool,
+    /// MLIR only: the type separator.
+    separator: Separator,
 }
 
 impl Scan {
-    /// Scans one more line (the newline between lines is implied). A string ends on its line:
-    /// XLA escapes newlines.
+    /// Scans one more line (the newline between lines is implied) as `grammar` reads it; `base`
+    /// is the line's offset in the statement.
+    fn line(&mut self, line: &[u8], grammar: Grammar, base: usize) {
+        match grammar {
+            Grammar::Hlo => self.scan::<false>(line, base),
+            Grammar::Mlir => self.scan::<true>(line, base),
+        }
+    }
+
+    /// One line, one pass. A string ends on its line: XLA and MLIR escape newlines. HLO's scan
+    /// notes `=`; MLIR's follows the [`Separator`] instead.
     #[allow(clippy::indexing_slicing, reason = "invariant: `i` and `at` are positions found in `line`")]
-    fn line(&mut self, line: &[u8]) {
+    fn scan<const MLIR: bool>(&mut self, line: &[u8], base: usize) {
+        let (special, set) = if MLIR { (&MLIR_SPECIAL, &MLIR_SET) } else { (&SPECIAL, &SPECIAL_SET) };
+        let mut finder = Finder::new(line, set, special);
         let mut i = 0;
         let mut end = line.len();
         let mut in_string = false;
@@ -91,24 +195,44 @@ impl Scan {
                 }
                 continue;
             }
-            let Some(at) = rest.iter().position(|&b| is_in(&SPECIAL, b)) else { break };
-            let next = rest.get(at.saturating_add(1)).copied();
-            i = i.saturating_add(at).saturating_add(1);
-            match rest[at] {
+            let Some(here) = finder.next(i) else { break };
+            let next = line.get(here.saturating_add(1)).copied();
+            i = here.saturating_add(1);
+            match line[here] {
                 b'"' => in_string = true,
                 b'/' if next == Some(b'*') => {
                     self.in_comment = true;
+                    self.separator.unsure = true;
                     i = i.saturating_add(1);
                 }
                 b'/' if next == Some(b'/') => {
+                    self.separator.unsure = true;
                     end = i.saturating_sub(1);
                     break;
                 }
-                b'(' | b'[' | b'{' => self.depth = self.depth.saturating_add(1),
-                b')' | b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                b @ (b'(' | b'[' | b'{') => {
+                    self.depth = self.depth.saturating_add(1);
+                    if MLIR {
+                        self.separator.open(b);
+                    }
+                }
+                b @ (b')' | b']' | b'}') => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if MLIR {
+                        self.separator.close(b);
+                    }
+                }
+                b'<' => self.separator.open(b'<'),
+                b'>' if here > 0 && line[here.saturating_sub(1)] == b'-' => {}
+                b'>' => self.separator.close(b'>'),
+                b':' if self.separator.depth == 0 => self.separator.last = Some(base.saturating_add(here)),
                 b'=' if self.depth == 0 => self.assignment = true,
                 _ => {}
             }
+        }
+        if in_string {
+            // MLIR's scan fails here, or (after a `\`) reads on into the next line.
+            self.separator.unsure = true;
         }
         self.ends_with_brace = !in_string && line[..end.min(line.len())].trim_ascii_end().last() == Some(&b'{');
     }
@@ -137,6 +261,8 @@ pub(in crate::hlo) struct Statement {
     first_line: u64,
     /// Open brackets minus closed ones over the statement (outside strings and comments).
     depth: i64,
+    /// MLIR's type separator, when the scan is sure of it ([`Separator`]).
+    separator: TypeSeparator,
 }
 
 impl Statement {
@@ -149,6 +275,15 @@ impl Statement {
     /// comments: how much deeper the text after it is nested.
     pub(in crate::hlo) fn depth(&self) -> i64 {
         self.depth
+    }
+
+    /// MLIR text: the offset of the last `:` outside brackets (`()[]{}<>`, a `>` after `-` not
+    /// closing one) and strings, which `hlo::mlir`'s own scan would find from any offset where
+    /// no bracket is open; [`TypeSeparator::Unsure`] when the statement cut's scan cannot be
+    /// sure (a comment, an unpaired bracket, a string that does not end on its line, deep
+    /// nesting) and the reader must scan the statement itself. Always `Unsure` for HLO text.
+    pub(in crate::hlo) fn separator(&self) -> TypeSeparator {
+        self.separator
     }
 
     /// An error at byte `offset` of the statement.
@@ -282,7 +417,7 @@ impl<R: BufRead> Source<R> {
             if !self.read_line()? {
                 return Ok(None);
             }
-            scan.line(&self.bytes);
+            scan.line(&self.bytes, self.grammar, 0);
             while !scan.complete(self.grammar) {
                 let start = self.bytes.len();
                 if start >= self.max {
@@ -296,10 +431,14 @@ impl<R: BufRead> Source<R> {
                     return Err(self.error_at_end(HloTextProblem::UnexpectedEnd { inside }));
                 }
                 if let Some(line) = self.bytes.get(start.saturating_add(1)..) {
-                    scan.line(line);
+                    scan.line(line, self.grammar, start.saturating_add(1));
                 }
             }
             self.statement.depth = scan.depth;
+            self.statement.separator = match self.grammar {
+                Grammar::Hlo => TypeSeparator::Unsure,
+                Grammar::Mlir => scan.separator.found(),
+            };
             // The statement is checked once, whole: no line is copied again.
             match String::from_utf8(std::mem::take(&mut self.bytes)) {
                 Ok(text) => self.statement.text = text,
@@ -309,7 +448,11 @@ impl<R: BufRead> Source<R> {
                     return Err(self.statement.error(valid, HloTextProblem::NotUtf8));
                 }
             }
-            if !self.statement.text().trim().is_empty() {
+            // Blank when only whitespace: the ASCII indentation skipped byte by byte, then
+            // `trim_start` tells (at the first byte that is not ASCII whitespace).
+            let text = self.statement.text();
+            let indent = text.bytes().position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c'));
+            if indent.and_then(|at| text.get(at..)).is_some_and(|rest| !rest.trim_start().is_empty()) {
                 return Ok(Some(&self.statement));
             }
         }
