@@ -261,6 +261,21 @@ fn case(
         })
 }
 
+/// Both sides as layouts of `dims` (minor-to-major `src` and `dst`), and a source's worth of
+/// random bytes: the tail of the transpose strategies.
+fn layouts_and_input(
+    t: PrimitiveType,
+    dims: &[i64],
+    src: &[i64],
+    dst: &[i64],
+) -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> + use<> {
+    let a = Side::Layout(make_shape_with_layout(t, dims, &LayoutSpec::new(src)).unwrap());
+    let b = Side::Layout(make_shape_with_layout(t, dims, &LayoutSpec::new(dst)).unwrap());
+    let len = a.len();
+    let udims: Vec<u64> = dims.iter().map(|&d| u64::try_from(d).unwrap()).collect();
+    (Just(t), Just(udims), Just(a), Just(b), proptest::collection::vec(any::<u8>(), len))
+}
+
 /// Issue 25's small inner extents: a row-major source whose two minor dimensions are short
 /// (1 to 5), one long dimension (a micro-tile of 64 bytes and more) further out, and a
 /// destination with the long dimension innermost and the others in any order: the transposes
@@ -287,12 +302,7 @@ fn small_extents() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side
         })
         .prop_flat_map(|(t, dims, src_m2m, long, others)| {
             let dst_m2m: Vec<i64> = std::iter::once(long).chain(others).collect();
-            let a = make_shape_with_layout(t, &dims, &LayoutSpec::new(&src_m2m)).unwrap();
-            let b = make_shape_with_layout(t, &dims, &LayoutSpec::new(&dst_m2m)).unwrap();
-            let (a, b) = (Side::Layout(a), Side::Layout(b));
-            let len = a.len();
-            let udims: Vec<u64> = dims.iter().map(|&d| u64::try_from(d).unwrap()).collect();
-            (Just(t), Just(udims), Just(a), Just(b), proptest::collection::vec(any::<u8>(), len))
+            layouts_and_input(t, &dims, &src_m2m, &dst_m2m)
         })
         // Only the cases the plan fuses (not those whose short axes coalesce in the destination).
         .prop_filter("a fused transpose", |(_, _, a, b, _)| a.plan_with(b).unwrap().explain().contains("fused"))
@@ -342,16 +352,8 @@ fn line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Ve
         let rank = dims.len();
         let dst_m2m: Vec<i64> = (0..rank).rev().map(|d| i64::try_from(d).unwrap()).collect();
         let src_m2m: Vec<i64> = (0..i64::try_from(rank).unwrap()).collect();
-        (Just(t), Just(dims), Just(src_m2m).prop_shuffle(), Just(dst_m2m)).prop_flat_map(
-            |(t, dims, src_m2m, dst_m2m)| {
-                let a = make_shape_with_layout(t, &dims, &LayoutSpec::new(&src_m2m)).unwrap();
-                let b = make_shape_with_layout(t, &dims, &LayoutSpec::new(&dst_m2m)).unwrap();
-                let (a, b) = (Side::Layout(a), Side::Layout(b));
-                let len = a.len();
-                let udims: Vec<u64> = dims.iter().map(|&d| u64::try_from(d).unwrap()).collect();
-                (Just(t), Just(udims), Just(a), Just(b), proptest::collection::vec(any::<u8>(), len))
-            },
-        )
+        (Just(t), Just(dims), Just(src_m2m).prop_shuffle(), Just(dst_m2m))
+            .prop_flat_map(|(t, dims, src_m2m, dst_m2m)| layouts_and_input(t, &dims, &src_m2m, &dst_m2m))
     })
 }
 
@@ -365,12 +367,7 @@ fn fused_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Si
         .prop_flat_map(|(t, q, lines, s, short)| {
             let line = 64 / i64::from(t.byte_width().unwrap());
             let dims = vec![q, line * lines, s, short];
-            let a = make_shape_with_layout(t, &dims, &LayoutSpec::new(&[3, 2, 1, 0])).unwrap();
-            let b = make_shape_with_layout(t, &dims, &LayoutSpec::new(&[1, 3, 0, 2])).unwrap();
-            let (a, b) = (Side::Layout(a), Side::Layout(b));
-            let len = a.len();
-            let udims: Vec<u64> = dims.iter().map(|&d| u64::try_from(d).unwrap()).collect();
-            (Just(t), Just(udims), Just(a), Just(b), proptest::collection::vec(any::<u8>(), len))
+            layouts_and_input(t, &dims, &[3, 2, 1, 0], &[1, 3, 0, 2])
         })
         .prop_filter("a fused transpose", |(_, _, a, b, _)| a.plan_with(b).unwrap().explain().contains("fused"))
 }
