@@ -318,7 +318,7 @@ fn outputs_that_are_not_plain_files() {
     assert_eq!(std::fs::read_dir(&sub).unwrap().count(), 0);
 }
 
-mod process {
+pub(crate) mod process {
     //! The binary as a process: its anonymous memory, its exit status on a huge declared shape,
     //! the output file of a failed run, standard input redirected from a file.
 
@@ -330,7 +330,7 @@ mod process {
     /// The largest `RssAnon` (kB) of a running process, sampled from `/proc/PID/status` every
     /// millisecond until `done` is set (Linux; elsewhere nothing is sampled). `VmHWM` would count
     /// the mapped input file's pages too; anonymous memory is what the bound is about.
-    fn watch(pid: u32, done: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
+    pub(crate) fn watch(pid: u32, done: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
         std::thread::spawn(move || {
             let mut peak = 0u64;
             while !done.load(Ordering::Relaxed) {

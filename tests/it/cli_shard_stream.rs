@@ -11,6 +11,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::cli_relayout::process::watch;
+
 use tempfile::TempDir;
 use xla_shape::ShapeBuf;
 use xla_shape::sharding::DeviceId;
@@ -130,25 +132,6 @@ fn differing_replicas_are_found_in_any_chunk() {
     assert_eq!(status, 1, "{err}");
     assert!(err.contains("buffer of device 1 differs from its replica on device 0 at byte 3145728"), "{err}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "an output was left");
-}
-
-/// The largest `RssAnon` (kB) of a running process, sampled from `/proc/PID/status` every
-/// millisecond until `done` is set (as `cli_relayout.rs` samples it: mapped files' pages are not
-/// anonymous memory).
-fn watch(pid: u32, done: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
-    std::thread::spawn(move || {
-        let mut peak = 0u64;
-        while !done.load(Ordering::Relaxed) {
-            let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { break };
-            let anon = status
-                .lines()
-                .find_map(|l| l.strip_prefix("RssAnon:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
-            peak = peak.max(anon.unwrap_or(0));
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        peak
-    })
 }
 
 /// Runs the binary, sampling its anonymous memory; its peak in kB.

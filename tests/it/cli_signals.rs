@@ -119,6 +119,25 @@ fn take(fifo: &mut File, buf: &mut [u8], child: &mut Child) -> usize {
     }
 }
 
+/// Everything `child` writes into the FIFO `fifo`, truncating `input` to 4 KiB once 1 MiB has
+/// come through (the output's length tells whether it came that far).
+fn read_truncating(fifo: &Path, child: &mut Child, input: &Path) -> Vec<u8> {
+    let mut reader = fifo_reader(fifo);
+    let (mut got, mut buf) = (Vec::new(), vec![0u8; 1 << 16]);
+    let mut truncated = false;
+    loop {
+        let n = take(&mut reader, &mut buf, child);
+        if n == 0 {
+            return got;
+        }
+        got.extend_from_slice(&buf[..n]);
+        if !truncated && got.len() >= 1 << 20 {
+            File::options().write(true).open(input).unwrap().set_len(4096).unwrap();
+            truncated = true;
+        }
+    }
+}
+
 /// Polls `dir` until `ready` holds of its names (the child is then where the test wants it),
 /// and returns them; fails if the child ends first.
 fn wait_for(dir: &Path, child: &mut Child, ready: impl Fn(&[String]) -> bool) -> Vec<String> {
@@ -342,21 +361,8 @@ fn a_split_input_truncated_while_read_is_exit_1_naming_it() {
             .arg(&out)
             .spawn()
             .unwrap();
-        let mut reader = fifo_reader(&fifo);
-        let (mut got, mut buf) = (Vec::new(), vec![0u8; 1 << 16]);
-        let mut truncated = false;
-        loop {
-            let n = take(&mut reader, &mut buf, &mut child);
-            if n == 0 {
-                break;
-            }
-            got.extend_from_slice(&buf[..n]);
-            if !truncated && got.len() >= 1 << 20 {
-                File::options().write(true).open(&input).unwrap().set_len(4096).unwrap();
-                truncated = true;
-            }
-        }
-        assert!(truncated, "{sharding}: the output ended before 1 MiB");
+        let got = read_truncating(&fifo, &mut child, &input);
+        assert!(got.len() >= 1 << 20, "{sharding}: the output ended before 1 MiB");
         let status = child.wait().unwrap();
         let err = stderr(&mut child);
         assert_eq!(status.code(), Some(1), "{sharding}: {status}: {err}");
@@ -425,21 +431,8 @@ fn an_input_truncated_while_mapped_is_exit_1_naming_it() {
         .arg(&out)
         .spawn()
         .unwrap();
-    let mut reader = fifo_reader(&out);
-    let (mut got, mut buf) = (Vec::new(), vec![0u8; 1 << 16]);
-    let mut truncated = false;
-    loop {
-        let n = take(&mut reader, &mut buf, &mut child);
-        if n == 0 {
-            break;
-        }
-        got.extend_from_slice(&buf[..n]);
-        if !truncated && got.len() >= 1 << 20 {
-            File::options().write(true).open(&input).unwrap().set_len(4096).unwrap();
-            truncated = true;
-        }
-    }
-    assert!(truncated, "the output ended before 1 MiB");
+    let got = read_truncating(&out, &mut child, &input);
+    assert!(got.len() >= 1 << 20, "the output ended before 1 MiB");
     let status = child.wait().unwrap();
     let err = stderr(&mut child);
     assert_eq!(status.code(), Some(1), "{status}: {err}");
