@@ -19,7 +19,7 @@ use std::ops::Deref;
 
 use crate::cli::fail::Failure;
 use crate::cli::map::{self, Mapped};
-use crate::cli::outfile::OutFile;
+use crate::cli::outfile::{self, OutFile};
 use crate::cli::temp::TempFile;
 
 /// Bytes read from a stream per call.
@@ -177,10 +177,17 @@ impl Sink<'_> {
     /// Writes the next bytes.
     pub fn write(&mut self, bytes: &[u8]) -> Result<(), Failure> {
         match self {
-            Self::Stdout(out) => {
-                out.write_all(bytes).map_err(|e| Failure::invalid(format!("cannot write the output: {e}")))
-            }
+            Self::Stdout(out) => outfile::write_chunked(&mut **out, bytes)
+                .map_err(|e| Failure::invalid(format!("cannot write the output: {e}"))),
             Self::File(file) => file.write_bytes(bytes),
+        }
+    }
+
+    /// Announces the output's length (`OutFile::reserve`; nothing for standard output).
+    pub fn reserve(&mut self, len: u64) -> Result<(), Failure> {
+        match self {
+            Self::Stdout(_) => Ok(()),
+            Self::File(file) => file.reserve(len),
         }
     }
 

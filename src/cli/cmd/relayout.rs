@@ -245,6 +245,7 @@ pub fn run(args: &RelayoutArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
         u64::try_from(plan.dst_len()).unwrap_or(u64::MAX).saturating_add(u64::try_from(header.len()).unwrap_or(0));
     let bar = (total > PROGRESS_BYTES && std::io::stderr().is_terminal())
         .then(|| indicatif::ProgressBar::with_draw_target(Some(total), indicatif::ProgressDrawTarget::stderr()));
+    sink.reserve(total)?;
     sink.write(&header)?;
     let pool = match args.threads {
         Some(n) => Some(
