@@ -174,10 +174,11 @@ fn shard_error(problem: ShardBufferProblem, path: &Path) -> Failure {
     Failure::invalid(format!("{} ({})", crate::Error::ShardBuffer(Box::new(problem)), path.display()))
 }
 
-/// Byte runs at least this long are copied file to file by `--split` (`OutFile::copy_from`);
-/// shorter ones, and layouts without byte runs, go through parts. Measured on the 1 GiB
-/// `f32[16384,16384]{1,0}` (`docs/shard-buffers.md` §8): runs of 8 and 16 KiB split in 0.7–1.2 s
-/// copied, 1.9–4.9 s through parts.
+/// Byte runs at least this long are written by `--split` straight from the mapped input
+/// (`OutFile::write_slices`: the kernel copies them, many runs per `writev`); shorter ones, and
+/// layouts without byte runs, go through parts. Measured on the 1 GiB `f32[16384,16384]{1,0}`
+/// (`docs/shard-buffers.md` §8) when runs were copied one `copy_file_range` each and parts
+/// written whole: runs of 8 and 16 KiB split in 0.7–1.2 s copied, 1.9–4.9 s through parts.
 const MIN_SPLIT_RUN: u64 = 4 << 10;
 
 /// The same for `--assemble`, whose parts are cheaper to write (one output): runs of 16 KiB
@@ -243,24 +244,28 @@ fn buffers(args: &ShardsArgs, loaded: &Loaded) -> Result<Status, Failure> {
     Ok(Status::Ok)
 }
 
-/// Writes every device's file, one distinct box after another: its byte runs copied file to
-/// file, or its parts computed once and written to each replica's file.
+/// Writes every device's file, one distinct box after another: its byte runs written from the
+/// mapped input, or its parts computed once and written to each replica's file.
 fn split(plan: &ShardBuffers, input: &Opened, out_dir: &Path, part: usize) -> Result<(), Failure> {
     for group in plan.replica_groups() {
         let Some(&first) = group.first() else { continue };
         if let Some(runs) = long_runs(plan, first, MIN_SPLIT_RUN) {
             for &device in group {
                 let mut out = OutFile::create(&device_file(out_dir, device))?;
-                for run in runs.clone() {
-                    out.copy_from(&input.file, run.global, run.len, &input.name)?;
-                }
+                out.reserve(plan.shard_len(device).unwrap_or(0))?;
+                let slices = runs.clone().map(|run| run_bytes(&input.source, run.global, run.len));
+                out.write_slices(slices, || input.name.clone())?;
+                // A truncation the kernel's copy did not meet still fails the run.
+                input.source.check()?;
                 out.finish()?;
             }
             continue;
         }
         let mut outs = Vec::with_capacity(group.len());
         for &device in group {
-            outs.push(OutFile::create(&device_file(out_dir, device))?);
+            let mut out = OutFile::create(&device_file(out_dir, device))?;
+            out.reserve(plan.shard_len(device).unwrap_or(0))?;
+            outs.push(out);
         }
         let total = usize::try_from(plan.shard_len(first).unwrap_or(0)).unwrap_or(usize::MAX);
         let compute = |buf: &mut [u8], range| plan.split_range(first, &input.source, buf, range).map_err(Failure::from);
@@ -277,9 +282,10 @@ fn split(plan: &ShardBuffers, input: &Opened, out_dir: &Path, part: usize) -> Re
 }
 
 /// Writes the global buffer: the replicas checked (a chunk at a time), then the distinct boxes'
-/// byte runs copied file to file in the global order, or its parts computed and written.
+/// byte runs written from the mapped files in the global order, or its parts computed and written.
 fn assemble(plan: &ShardBuffers, dir: &Path, output: &Path, part: usize) -> Result<(), Failure> {
     let mut out = OutFile::create(output)?;
+    out.reserve(plan.global_len())?;
     let mut opened = Vec::with_capacity(plan.devices().len());
     for device in plan.devices() {
         let len = plan.shard_len(device).unwrap_or(0);
@@ -291,10 +297,10 @@ fn assemble(plan: &ShardBuffers, dir: &Path, output: &Path, part: usize) -> Resu
     shrank(&opened)?;
     let sources = sources?;
     if let Some(runs) = global_runs(plan, &opened) {
-        for (k, run) in runs {
-            let Some((_, input)) = opened.get(k) else { continue };
-            out.copy_from(&input.file, run.shard, run.len, &input.name)?;
-        }
+        let slices =
+            runs.filter_map(|(k, run)| opened.get(k).map(|(_, input)| run_bytes(&input.source, run.shard, run.len)));
+        out.write_slices(slices, || shrunk_name(&opened))?;
+        shrank(&opened)?;
         return out.finish();
     }
     let total = usize::try_from(plan.global_len()).unwrap_or(usize::MAX);
@@ -304,6 +310,24 @@ fn assemble(plan: &ShardBuffers, dir: &Path, output: &Path, part: usize) -> Resu
         out.write_bytes(bytes)
     })?;
     out.finish()
+}
+
+/// The `len` bytes of `source` from byte `start`: a byte run of a file whose length was checked
+/// against the plan (an empty slice cannot occur; it would only shorten the output, which the
+/// plan's lengths rule out).
+fn run_bytes(source: &Source, start: u64, len: u64) -> &[u8] {
+    let start = usize::try_from(start).unwrap_or(usize::MAX);
+    let end = start.saturating_add(usize::try_from(len).unwrap_or(usize::MAX));
+    source.get(start..end).unwrap_or_default()
+}
+
+/// The name of the first opened file now shorter than its shard (the one the kernel's copy
+/// could not read), for the message.
+fn shrunk_name(opened: &[(DeviceId, Opened)]) -> String {
+    opened
+        .iter()
+        .find(|(_, o)| o.file.metadata().map_or(true, |m| m.len() < u64::try_from(o.source.len()).unwrap_or(0)))
+        .map_or_else(|| "a shard file".to_owned(), |(_, o)| o.name.clone())
 }
 
 /// The distinct boxes' byte runs merged in the global order: each run with the index of the
