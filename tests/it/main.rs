@@ -10,6 +10,8 @@ mod common;
 mod architecture;
 #[cfg(feature = "cli")]
 mod cli;
+#[cfg(all(feature = "cli", unix))]
+mod cli_disk_full;
 #[cfg(feature = "cli")]
 mod cli_draw;
 #[cfg(feature = "cli")]
