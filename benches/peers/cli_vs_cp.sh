@@ -14,7 +14,8 @@
 # Generates a SIZE_GIB (default 1) GiB file of random bytes, then writes and deletes TOUCH_GIB
 # GiB (default 6: this VM is several times slower on a page's first use), reads the input once to
 # warm the page cache, then alternates, each round: `cp IN OUT`; `xla-shape relayout
-# 'f32[N,32768]{0,1}' 'f32[N,32768]{1,0}' IN --output OUT` (N = SIZE_GIB × 8192); and unless
+# 'f32[N,32768]{0,1}' 'f32[N,32768]{1,0}' IN --output OUT` (N = SIZE_GIB × 8192); the same
+# with `--output /dev/null` (the transposing alone, for what the file's writing adds); and unless
 # SHARDS=0, `xla-shape shards S '{devices=[2,4]<=[8]}' --split IN --out-dir D` and `--assemble`
 # (from a directory split before the rounds) for S = `f32[M,16384]{1,0}` (dense: byte runs of
 # 16 KiB) and S = `f32[M,16384]{1,0:T(8,128)}` (tiled: through parts), M = SIZE_GIB × 16384.
@@ -112,11 +113,12 @@ median() {
   tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-names=(cp xla-shape)
+names=(cp xla-shape "xla-shape /dev/null")
 uptime
 for ((round = 0; round <= ROUNDS; round++)); do
   run cp "$round" cp -- "$input" "$output"
   run xla-shape "$round" "$BIN" relayout "$FROM" "$TO" "$input" --output "$output"
+  run "xla-shape /dev/null" "$round" "$BIN" relayout "$FROM" "$TO" "$input" --output /dev/null
   if [ "$SHARDS" != 0 ]; then
     run "split [2,4]" "$round" "$BIN" shards "$DENSE" "$SHARDING" --split "$input" --out-dir "$outdir"
     run "assemble [2,4]" "$round" "$BIN" shards "$DENSE" "$SHARDING" --assemble "$work/dense" --output "$output"
