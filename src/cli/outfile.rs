@@ -11,7 +11,7 @@
 //! replace it.
 
 use std::fs::File;
-use std::io::{self, IoSlice, Seek, Write};
+use std::io::{self, IoSlice, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use crate::cli::fail::Failure;
@@ -193,9 +193,24 @@ impl OutFile {
         write_chunked(self.file(), bytes).map_err(|e| self.failure(&e))
     }
 
+    /// Copies the next `len` bytes from `input` at byte `offset` (`copy_file_range` where the
+    /// system has it, through `std::io::copy`: no copy through user space, and no page of the
+    /// input mapped). `name` names the input in the message when it has fewer bytes than that
+    /// (it shrank while being read).
+    ///
+    /// # Errors
+    ///
+    /// `cannot write TARGET: …`, `cannot read NAME: …`, `NAME shrank while being read`.
+    pub fn copy_from(&mut self, input: &File, offset: u64, len: u64, name: &str) -> Result<(), Failure> {
+        let mut reader = input;
+        reader.seek(io::SeekFrom::Start(offset)).map_err(|e| Failure::invalid(format!("cannot read {name}: {e}")))?;
+        let copied = io::copy(&mut reader.take(len), self.file()).map_err(|e| self.failure(&e))?;
+        if copied == len { Ok(()) } else { Err(Failure::invalid(format!("{name} shrank while being read"))) }
+    }
+
     /// Writes `slices` in order, up to [`WRITE_BYTES`] in one call (`writev`): the byte runs of
-    /// a mapped input go into the output in one copy, the kernel's, as `copy_file_range` would,
-    /// but with one system call for several short runs instead of one each
+    /// a mapped input go into the output in one copy, the kernel's, as [`OutFile::copy_from`]
+    /// does, but with one system call for several short runs instead of one each
     /// (`docs/shard-buffers.md` §8). `name` names the input in the message when its pages cannot
     /// be read (a mapped file truncated underneath: the kernel's copy then fails with `EFAULT`
     /// instead of raising `SIGBUS`).

@@ -174,9 +174,8 @@ fn shard_error(problem: ShardBufferProblem, path: &Path) -> Failure {
     Failure::invalid(format!("{} ({})", crate::Error::ShardBuffer(Box::new(problem)), path.display()))
 }
 
-/// Byte runs at least this long are written by `--split` straight from the mapped input
-/// (`OutFile::write_slices`: the kernel copies them, many runs per `writev`); shorter ones, and
-/// layouts without byte runs, go through parts. Measured on the 1 GiB `f32[16384,16384]{1,0}`
+/// Byte runs at least this long go by `--split` from the input to the outputs with no buffer
+/// ([`MIN_COPY_RUN`] says how); shorter ones, and layouts without byte runs, go through parts. Measured on the 1 GiB `f32[16384,16384]{1,0}`
 /// (`docs/shard-buffers.md` §8) when runs were copied one `copy_file_range` each and parts
 /// written whole: runs of 8 and 16 KiB split in 0.7–1.2 s copied, 1.9–4.9 s through parts.
 const MIN_SPLIT_RUN: u64 = 4 << 10;
@@ -185,6 +184,14 @@ const MIN_SPLIT_RUN: u64 = 4 << 10;
 /// assemble in 0.64–0.79 s copied against 0.74–0.98 s through parts, runs of 8 KiB in 0.86–1.0 s
 /// against 0.74–0.87 s.
 const MIN_ASSEMBLE_RUN: u64 = 16 << 10;
+
+/// Byte runs at least this long are copied file to file (`OutFile::copy_from`, one
+/// `copy_file_range` each, no page of the input mapped); shorter ones are written from the
+/// mapped input, many per `writev` (`OutFile::write_slices`). Measured splitting 1 GiB in
+/// alternated rounds (`docs/shard-buffers.md` §8): runs of 16 KiB 0.53 s by `writev` against
+/// 0.94 s copied, 32 KiB 0.57 s against 0.67 s, 64 KiB 0.91 s against 0.73 s, 1 MiB 1.10 s
+/// against 0.70 s, whole shards (`[8,1]`) 1.09 s against 0.79 s.
+const MIN_COPY_RUN: u64 = 64 << 10;
 
 /// `--max-memory` in bytes, a quarter of it per part (two parts in flight).
 fn part_len(args: &ShardsArgs) -> usize {
@@ -244,8 +251,8 @@ fn buffers(args: &ShardsArgs, loaded: &Loaded) -> Result<Status, Failure> {
     Ok(Status::Ok)
 }
 
-/// Writes every device's file, one distinct box after another: its byte runs written from the
-/// mapped input, or its parts computed once and written to each replica's file.
+/// Writes every device's file, one distinct box after another: its byte runs copied or written
+/// from the mapped input ([`MIN_COPY_RUN`]), or its parts computed once and written to each replica's file.
 fn split(plan: &ShardBuffers, input: &Opened, out_dir: &Path, part: usize) -> Result<(), Failure> {
     for group in plan.replica_groups() {
         let Some(&first) = group.first() else { continue };
@@ -253,8 +260,14 @@ fn split(plan: &ShardBuffers, input: &Opened, out_dir: &Path, part: usize) -> Re
             for &device in group {
                 let mut out = OutFile::create(&device_file(out_dir, device))?;
                 out.reserve(plan.shard_len(device).unwrap_or(0))?;
-                let slices = runs.clone().map(|run| run_bytes(&input.source, run.global, run.len));
-                out.write_slices(slices, || input.name.clone())?;
+                if runs.run_len() >= MIN_COPY_RUN {
+                    for run in runs.clone() {
+                        out.copy_from(&input.file, run.global, run.len, &input.name)?;
+                    }
+                } else {
+                    let slices = runs.clone().map(|run| run_bytes(&input.source, run.global, run.len));
+                    out.write_slices(slices, || input.name.clone())?;
+                }
                 // A truncation the kernel's copy did not meet still fails the run.
                 input.source.check()?;
                 out.finish()?;
@@ -282,7 +295,7 @@ fn split(plan: &ShardBuffers, input: &Opened, out_dir: &Path, part: usize) -> Re
 }
 
 /// Writes the global buffer: the replicas checked (a chunk at a time), then the distinct boxes'
-/// byte runs written from the mapped files in the global order, or its parts computed and written.
+/// byte runs copied or written from the mapped files in the global order, or its parts computed and written.
 fn assemble(plan: &ShardBuffers, dir: &Path, output: &Path, part: usize) -> Result<(), Failure> {
     let mut out = OutFile::create(output)?;
     out.reserve(plan.global_len())?;
@@ -297,6 +310,13 @@ fn assemble(plan: &ShardBuffers, dir: &Path, output: &Path, part: usize) -> Resu
     shrank(&opened)?;
     let sources = sources?;
     if let Some(runs) = global_runs(plan, &opened) {
+        if runs.shortest >= MIN_COPY_RUN {
+            for (k, run) in runs {
+                let Some((_, input)) = opened.get(k) else { continue };
+                out.copy_from(&input.file, run.shard, run.len, &input.name)?;
+            }
+            return out.finish();
+        }
         let slices =
             runs.filter_map(|(k, run)| opened.get(k).map(|(_, input)| run_bytes(&input.source, run.shard, run.len)));
         out.write_slices(slices, || shrunk_name(&opened))?;
@@ -335,6 +355,8 @@ fn shrunk_name(opened: &[(DeviceId, Opened)]) -> String {
 #[derive(Clone)]
 struct Merged {
     pending: Vec<(usize, std::iter::Peekable<ByteRuns>)>,
+    /// The shortest box's run length.
+    shortest: u64,
 }
 
 impl Iterator for Merged {
@@ -357,6 +379,7 @@ impl Iterator for Merged {
 /// first pass over the runs, which holds nothing).
 fn global_runs(plan: &ShardBuffers, opened: &[(DeviceId, Opened)]) -> Option<Merged> {
     let mut pending = Vec::with_capacity(plan.replica_groups().len());
+    let mut shortest = u64::MAX;
     for group in plan.replica_groups() {
         let first = *group.first()?;
         // An empty box (a tile past the end of an uneven dimension) has no runs to merge.
@@ -364,9 +387,11 @@ fn global_runs(plan: &ShardBuffers, opened: &[(DeviceId, Opened)]) -> Option<Mer
             continue;
         }
         let k = opened.iter().position(|(d, _)| *d == first)?;
-        pending.push((k, long_runs(plan, first, MIN_ASSEMBLE_RUN)?.peekable()));
+        let runs = long_runs(plan, first, MIN_ASSEMBLE_RUN)?;
+        shortest = shortest.min(runs.run_len());
+        pending.push((k, runs.peekable()));
     }
-    let merged = Merged { pending };
+    let merged = Merged { pending, shortest };
     let mut at = 0u64;
     for (_, run) in merged.clone() {
         if run.global != at {
