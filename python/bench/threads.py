@@ -13,7 +13,10 @@ for each way of calling: ``plan.run(x, out=own, threads=1)`` (each thread its ow
 ``plan.run(x, threads=1)`` (a new output each call), and, as the machine's reference, numpy's
 ``np.copyto`` of the same buffers. The speedup is
 one thread's median over two threads' (2.0 on two idle cores; 1.0 when the calls queue behind
-each other). The machine's load average is printed with the figures.
+each other). The last column tells the two apart on a loaded machine: each calling thread's CPU
+time (``time.thread_time``) over the two-thread round's wall time, near 1 when the calls run on
+the calling threads at once, near 0 when they wait for a pool's worker. The machine's load
+average is printed with the figures.
 """
 
 from __future__ import annotations
@@ -39,13 +42,20 @@ def one_thread(work: list[Callable[[], object]], repeat: int) -> float:
     return time.perf_counter() - start
 
 
-def two_threads(work: list[Callable[[], object]], repeat: int) -> float:
+#: Per contender, the CPU seconds each calling thread spent in its calls (``time.thread_time``):
+#: work done on the calling thread counts, work handed to a pool's worker does not.
+CPU: dict[str, list[float]] = {}
+
+
+def two_threads(work: list[Callable[[], object]], repeat: int, name: str = "") -> float:
     barrier = threading.Barrier(len(work) + 1)
 
     def body(run: Callable[[], object]) -> None:
         barrier.wait()
+        start = time.thread_time()
         for _ in range(repeat):
             run()
+        CPU.setdefault(name, []).append(time.thread_time() - start)
 
     threads = [threading.Thread(target=body, args=(run,)) for run in work]
     for t in threads:
@@ -86,7 +96,7 @@ def main() -> None:
     for how in hows:
         work = [bind(0, how), bind(1, how)]
         runs[(how, "one thread")] = lambda w=work: one_thread(w, args.repeat)
-        runs[(how, "two threads")] = lambda w=work: two_threads(w, args.repeat)
+        runs[(how, "two threads")] = lambda w=work, h=how: two_threads(w, args.repeat, h)
     times: dict[tuple[str, str], list[float]] = {key: [] for key in runs}
     keys = list(runs)
     load_before = os.getloadavg()
@@ -101,15 +111,21 @@ def main() -> None:
         f"{args.mib} MiB f32 transpose ({n}x{n}), {args.repeat} calls per thread, "
         f"{args.rounds} rounds: median [min-max] ms per round"
     )
-    print("| calls | one thread | two threads | speedup (median) | speedup range |")
-    print("|---|---|---|---|---|")
+    print(
+        "| calls | one thread | two threads | speedup (median) | speedup range "
+        "| calling thread's CPU / its share of wall (median) |"
+    )
+    print("|---|---|---|---|---|---|")
     for how in hows:
         one, two = times[(how, "one thread")], times[(how, "two threads")]
         m1, m2 = statistics.median(one), statistics.median(two)
         cell1 = f"{m1 * 1e3:.1f} [{min(one) * 1e3:.1f}-{max(one) * 1e3:.1f}]"
         cell2 = f"{m2 * 1e3:.1f} [{min(two) * 1e3:.1f}-{max(two) * 1e3:.1f}]"
         spread = f"{min(one) / max(two):.2f}-{max(one) / min(two):.2f}"
-        print(f"| {how} | {cell1} | {cell2} | {m1 / m2:.2f}x | {spread} |")
+        # Each thread's CPU time against the two-thread round's wall time: near 1 when the
+        # calls run on the calling threads side by side, near 0 when they wait for a pool.
+        cpu = statistics.median(CPU[how]) / m2
+        print(f"| {how} | {cell1} | {cell2} | {m1 / m2:.2f}x | {spread} | {cpu:.2f} |")
 
 
 if __name__ == "__main__":
