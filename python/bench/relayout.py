@@ -1,6 +1,7 @@
 """The package's relayout against the kernel it calls, numpy and JAX, in one run.
 
     target/py-venv/bin/python python/bench/relayout.py [--rounds 7] [--sizes 64,1024] [--json F]
+        [--quick]
 
 Cases (issue 30): an f32 transpose of 64 MiB and of 1 GiB (row-major -> column-major), and a bf16
 row-major -> TPU ``T(8,128)(2,1)`` tile relayout of 64 MiB. For each, on an ordinary numpy
@@ -51,6 +52,9 @@ from jax.experimental.layout import Format, Layout
 from jax.sharding import SingleDeviceSharding
 
 import xla_shape as xs
+
+#: ``--quick``: the package's contenders and memcpy only.
+QUICK = False
 
 
 def timed(run: Callable[[], Any]) -> float:
@@ -114,6 +118,12 @@ def case(
         assert (raw == expected).all()
         del put
         runs["jax.device_put"] = lambda: timed(lambda: jax.device_put(x, fmt).block_until_ready())
+    if QUICK:
+        runs = {
+            k: v
+            for k, v in runs.items()
+            if k in ("kernel", "plan.run(out=)", "xs.relayout", "memcpy")
+        }
     row.update(interleaved(runs, rounds))
     return row
 
@@ -123,7 +133,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--sizes", default="64,1024", help="f32 transpose sizes in MiB")
     parser.add_argument("--json", help="append the rows as one JSON line to this file")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="only the kernel, plan.run(out=), xs.relayout and memcpy (many rounds cheaply)",
+    )
     args = parser.parse_args()
+    global QUICK
+    QUICK = args.quick
     rng = np.random.default_rng(0)
     rows = []
     for mib in (int(s) for s in args.sizes.split(",")):
