@@ -66,6 +66,60 @@ mod tests {
         assert!(parallel());
     }
 
+    /// The kernels' results on the calling thread equal the pool's and an independent
+    /// reference: a 4 MiB transpose (large enough to split over the pool) and the shard buffers
+    /// of a 2 MiB array (split boxes in parallel), both ways.
+    #[test]
+    fn results_on_the_calling_thread_equal_the_pools() {
+        use crate::ShapeBuf;
+        use crate::relayout::RelayoutPlan;
+        use crate::sharding::HloSharding;
+        use crate::sharding::buffers::{ShardBuffers, ShardForm};
+
+        let (rows, cols) = (1024usize, 1024usize);
+        let src: ShapeBuf = "f32[1024,1024]{1,0}".parse().expect("shape");
+        let dst: ShapeBuf = "f32[1024,1024]{0,1}".parse().expect("shape");
+        let plan = RelayoutPlan::new(src.as_array().expect("array"), dst.as_array().expect("array")).expect("plan");
+        let input: Vec<u8> = (0..rows * cols).flat_map(|k| u32::try_from(k).expect("small").to_le_bytes()).collect();
+        let reference: Vec<u8> = (0..cols)
+            .flat_map(|c| (0..rows).map(move |r| r * cols + c))
+            .flat_map(|k| u32::try_from(k).expect("small").to_le_bytes())
+            .collect();
+        let (mut pooled, mut alone) = (vec![0u8; plan.dst_len()], vec![0u8; plan.dst_len()]);
+        plan.run(&input, &mut pooled).expect("run");
+        on_calling_thread(|| plan.run(&input, &mut alone)).expect("run");
+        assert!(pooled == reference && alone == reference);
+
+        let global: ShapeBuf = "u8[2048,1024]{1,0}".parse().expect("shape");
+        let array = global.as_array().expect("array");
+        let sharding: HloSharding = "{devices=[4,2]<=[8]}".parse().expect("sharding");
+        let placement = sharding.placement(&array, None).expect("placement");
+        let buffers = ShardBuffers::from_placement(array, &placement, &ShardForm::Exact).expect("buffers");
+        let data: Vec<u8> = (0..2048 * 1024).map(|k: usize| u8::try_from(k % 251).expect("small")).collect();
+        let pooled = buffers.split(&data).expect("split");
+        let alone = on_calling_thread(|| buffers.split(&data)).expect("split");
+        assert_eq!(pooled, alone);
+        for (device, shard) in &alone {
+            // Device d holds rows 512 * (d / 2) .. and columns 512 * (d % 2) ..
+            let (r0, c0) = (
+                512 * usize::try_from(device.0 / 2).expect("small"),
+                512 * usize::try_from(device.0 % 2).expect("small"),
+            );
+            let expected: Vec<u8> =
+                (0..512).flat_map(|r| data[(r0 + r) * 1024 + c0..(r0 + r) * 1024 + c0 + 512].to_vec()).collect();
+            assert_eq!(shard, &expected, "device {}", device.0);
+        }
+        let mut views: Vec<(crate::sharding::DeviceId, &mut [u8])> = Vec::new();
+        let mut owned: Vec<(crate::sharding::DeviceId, Vec<u8>)> =
+            alone.iter().map(|(d, b)| (*d, vec![0u8; b.len()])).collect();
+        views.extend(owned.iter_mut().map(|(d, b)| (*d, b.as_mut_slice())));
+        on_calling_thread(|| buffers.split_into(&data, &mut views)).expect("split_into");
+        assert_eq!(owned, alone);
+        let assembled =
+            on_calling_thread(|| buffers.assemble(alone.iter().map(|(d, b)| (*d, b.as_slice())))).expect("assemble");
+        assert_eq!(assembled, data);
+    }
+
     #[test]
     fn the_flag_is_the_calling_threads_own() {
         on_calling_thread(|| {
