@@ -3,6 +3,9 @@ one thread doing both, in one run.
 
     target/py-venv/bin/python python/bench/threads.py [--rounds 15] [--mib 16] [--repeat 4]
 
+On a machine other processes load, ``chrt -f 10`` before it holds them off for the few seconds
+of the run (two threads cannot go faster than one without two free cores).
+
 Each round times, interleaved (the contenders in turn, starting one further each round):
 
 * ``one thread``: the calling thread runs ``repeat`` calls on buffer A, then ``repeat`` on B;
