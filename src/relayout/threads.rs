@@ -44,8 +44,10 @@ pub(crate) fn parallel() -> bool {
     !ON_CALLING_THREAD.with(Cell::get)
 }
 
-#[cfg(all(test, feature = "rayon"))]
+#[cfg(test)]
 mod tests {
+    #![cfg(feature = "rayon")]
+
     use super::{on_calling_thread, parallel};
 
     #[test]
