@@ -46,10 +46,11 @@ pub(crate) fn parallel() -> bool {
 
 #[cfg(test)]
 mod tests {
-    #![cfg(feature = "rayon")]
-
+    // `parallel` exists with feature `rayon` only.
+    #[cfg(feature = "rayon")]
     use super::{on_calling_thread, parallel};
 
+    #[cfg(feature = "rayon")]
     #[test]
     fn the_flag_holds_inside_and_is_restored_after() {
         assert!(parallel());
@@ -61,6 +62,7 @@ mod tests {
         assert!(parallel());
     }
 
+    #[cfg(feature = "rayon")]
     #[test]
     fn the_flag_is_restored_after_a_panic() {
         let caught = std::panic::catch_unwind(|| on_calling_thread(|| panic!("inside")));
@@ -71,6 +73,7 @@ mod tests {
     /// The kernels' results on the calling thread equal the pool's and an independent
     /// reference: a 4 MiB transpose (large enough to split over the pool) and the shard buffers
     /// of a 2 MiB array (split boxes in parallel), both ways.
+    #[cfg(feature = "rayon")]
     #[test]
     fn results_on_the_calling_thread_equal_the_pools() {
         use crate::ShapeBuf;
@@ -122,6 +125,7 @@ mod tests {
         assert_eq!(assembled, data);
     }
 
+    #[cfg(feature = "rayon")]
     #[test]
     fn the_flag_is_the_calling_threads_own() {
         on_calling_thread(|| {
