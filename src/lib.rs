@@ -412,3 +412,8 @@ pub const MAX_DEPTH: usize = 64;
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// `docs/rust.md`'s examples (the README's former first screen), run as doctests.
+#[doc = include_str!("../docs/rust.md")]
+#[cfg(doctest)]
+pub struct RustDocDoctests;

@@ -1,6 +1,7 @@
 """The package's relayout against the kernel it calls, numpy and JAX, in one run.
 
     target/py-venv/bin/python python/bench/relayout.py [--rounds 7] [--sizes 64,1024] [--json F]
+        [--quick]
 
 Cases (issue 30): an f32 transpose of 64 MiB and of 1 GiB (row-major -> column-major), and a bf16
 row-major -> TPU ``T(8,128)(2,1)`` tile relayout of 64 MiB. For each, on an ordinary numpy
@@ -19,7 +20,12 @@ The contenders run in turn within each round (interleaved), so that all see the 
 * ``jax.device_put``: with a ``Format`` of the destination layout on a CPU device, until ready
   (the CPU client lays tiles out untiled, so it has no tile row);
 * ``kernel, numpy's out``: the kernel into a destination numpy allocated (16 bytes past a cache
-  line), which issue 31 tracks.
+  line), which issue 31 tracks;
+* ``memcpy``: ``np.copyto`` of the source into a preallocated array of its size, the machine's
+  copy speed in the same run.
+
+``xs.relayout / plan.run(out=)`` is the cost of a new output against a used one (issue 38: at
+most 1.2x at 16 and 64 MiB, ``--sizes 16,64``).
 
 Every result is checked equal to the package's. Ratios are to the kernel (lower is faster than
 it for nothing; the goal is the Python calls within 1.1x of it) and to numpy.
@@ -46,6 +52,9 @@ from jax.experimental.layout import Format, Layout
 from jax.sharding import SingleDeviceSharding
 
 import xla_shape as xs
+
+#: ``--quick``: the package's contenders and memcpy only.
+QUICK = False
 
 
 def timed(run: Callable[[], Any]) -> float:
@@ -85,6 +94,7 @@ def case(
     expected = xs.relayout(x, src, dst)
     out = plan.run(x)  # a destination as the package allocates it: cache-line aligned
     numpy_out = np.empty(plan.dst_len, np.uint8)  # as numpy allocates it
+    copy = np.empty_like(x)
     row: dict[str, Any] = {
         "case": name,
         "bytes": x.nbytes,
@@ -98,6 +108,7 @@ def case(
         "xs.relayout": lambda: timed(lambda: xs.relayout(x, src, dst)),
         "numpy": lambda: timed(lambda: numpy_fn(x)),
         "kernel, numpy's out": lambda: plan._time_run(x, numpy_out, 1)[0],
+        "memcpy": lambda: timed(lambda: np.copyto(copy, x)),
     }
     assert (out == expected).all()
     if jax_m2m is not None:
@@ -107,6 +118,12 @@ def case(
         assert (raw == expected).all()
         del put
         runs["jax.device_put"] = lambda: timed(lambda: jax.device_put(x, fmt).block_until_ready())
+    if QUICK:
+        runs = {
+            k: v
+            for k, v in runs.items()
+            if k in ("kernel", "plan.run(out=)", "xs.relayout", "memcpy")
+        }
     row.update(interleaved(runs, rounds))
     return row
 
@@ -116,7 +133,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--sizes", default="64,1024", help="f32 transpose sizes in MiB")
     parser.add_argument("--json", help="append the rows as one JSON line to this file")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="only the kernel, plan.run(out=), xs.relayout and memcpy (many rounds cheaply)",
+    )
     args = parser.parse_args()
+    global QUICK
+    QUICK = args.quick
     rng = np.random.default_rng(0)
     rows = []
     for mib in (int(s) for s in args.sizes.split(",")):
@@ -155,9 +179,10 @@ def main() -> None:
         "numpy",
         "jax.device_put",
         "kernel, numpy's out",
+        "memcpy",
     ]
-    print("| case | " + " | ".join(columns) + " |")
-    print("|---|" + "---|" * len(columns))
+    print("| case | " + " | ".join(columns) + " | xs.relayout / plan.run(out=) |")
+    print("|---|" + "---|" * (len(columns) + 1))
     for row in rows:
         k = row["kernel"][0]
         cells = []
@@ -167,6 +192,8 @@ def main() -> None:
                 continue
             med, lo, hi = row[c]
             cells.append(f"{med * 1e3:.1f} ms [{lo * 1e3:.1f}-{hi * 1e3:.1f}] ({med / k:.2f}x)")
+        fresh = row["xs.relayout"][0] / row["plan.run(out=)"][0]
+        cells.append(f"{fresh:.2f}x")
         print(f"| {row['case']} (src +{row['src_offset_in_line']}) | " + " | ".join(cells) + " |")
     if args.json:
         with open(args.json, "a") as f:

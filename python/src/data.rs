@@ -1,13 +1,18 @@
 //! Moving bytes: `RelayoutPlan` (any layout to any layout, and to and from numpy's row-major
 //! arrays) and `ShardBuffers` (a global buffer split into per-device buffers and back).
 //!
-//! Inputs are borrowed, never copied: the Python helper `xla_shape._buffers.as_bytes` views any
-//! bytes-like object or contiguous numpy array (ml_dtypes ones included) as a 1-D `uint8` array,
-//! whose slice the kernels read with the GIL released. Outputs are allocated once, 64-byte
-//! aligned (`aligned_empty`), and handed to numpy as they are.
+//! Inputs are borrowed, not copied: the Python helper `xla_shape._buffers.as_bytes` views any
+//! array numpy can view (numpy's own, `__array__`, the array interfaces, `__dlpack__`, the buffer
+//! protocol; every dtype, ml_dtypes' too) as a 1-D `uint8` array, whose slice the kernels read
+//! with the GIL released. Outputs are allocated once, uninitialized (the kernels write every byte,
+//! padding included) and 64-byte aligned (`aligned_empty`), and handed to numpy as they are.
+//!
+//! Threads (`on_threads`): `threads=1` runs on the calling thread; `threads=N` on an N-thread pool
+//! of the call's own (pools are reused, never shared by two calls at once); no `threads`, on
+//! rayon's global pool, which takes concurrent callers' work side by side.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
@@ -25,11 +30,12 @@ const BUFFERS: &str = "xla_shape._buffers";
 /// The alignment of every buffer the package allocates: a cache line.
 const ALIGN: usize = 64;
 
-/// A `uint8` array of `len` bytes whose first byte sits on a cache line: a view into an array of
-/// `len + 63` bytes (numpy's own allocation, so numpy owns and frees it).
+/// A `uint8` array of `len` bytes, uninitialized, whose first byte sits on a cache line: a view
+/// into `numpy.empty(len + 63)` (numpy's allocator, which reuses freed memory; numpy owns and
+/// frees it). Every caller writes every byte before Python sees the array.
 pub(crate) fn aligned_empty(py: Python<'_>, len: usize) -> PyResult<Bound<'_, PyArray1<u8>>> {
     let padded = len.checked_add(ALIGN - 1).ok_or_else(|| binding_error("Overflow", "buffer size overflows"))?;
-    let raw = PyArray1::<u8>::zeros(py, padded, false);
+    let raw = py.import("numpy")?.getattr("empty")?.call1((padded, "uint8"))?.cast_into::<PyArray1<u8>>()?;
     // The address only: nothing is read or written through the pointer.
     let address = raw.data() as usize;
     let offset = address.wrapping_neg() % ALIGN;
@@ -39,10 +45,18 @@ pub(crate) fn aligned_empty(py: Python<'_>, len: usize) -> PyResult<Bound<'_, Py
     Ok(view.cast_into::<PyArray1<u8>>()?)
 }
 
-/// Any bytes-like object or contiguous array, as a 1-D `uint8` view of its bytes (no copy).
-fn as_bytes<'py>(data: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray1<'py, u8>> {
+/// Any array numpy can view, as a 1-D `uint8` view of its bytes (no copy where its producer
+/// shares its memory; `xla_shape._buffers` says when one copy is made).
+pub(crate) fn as_bytes<'py>(data: &Bound<'py, PyAny>) -> PyResult<PyReadonlyArray1<'py, u8>> {
     let view = data.py().import(BUFFERS)?.call_method1("as_bytes", (data,))?;
     Ok(view.cast_into::<PyArray1<u8>>()?.readonly())
+}
+
+/// A writable array or bytes-like object, as a 1-D `uint8` view of its bytes (never a copy: an
+/// output written into a copy would be lost).
+pub(crate) fn as_writable_bytes<'py>(out: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    let view = out.py().import(BUFFERS)?.call_method1("as_writable_bytes", (out,))?;
+    Ok(view.cast_into::<PyArray1<u8>>()?)
 }
 
 /// The bytes of a borrowed array (contiguous by construction: `as_bytes` and `aligned_empty`
@@ -56,29 +70,42 @@ fn bytes_of_mut<'a>(array: &'a mut PyReadwriteArray1<'_, u8>) -> PyResult<&'a mu
     array.as_slice_mut().map_err(|e| binding_error("NotContiguous", e.to_string()))
 }
 
-/// Rayon pools by thread count, built once each.
-static POOLS: Mutex<Option<HashMap<usize, Arc<rayon::ThreadPool>>>> = Mutex::new(None);
+/// Idle rayon pools by thread count. A call takes one out (or builds one) and puts it back when
+/// it is done, so two calls at once never share a pool: neither waits for the other's workers.
+static IDLE_POOLS: Mutex<Option<HashMap<usize, Vec<rayon::ThreadPool>>>> = Mutex::new(None);
 
-/// Runs `work` on `threads` threads (`None`: rayon's global pool, one thread per core).
+/// The most idle pools kept per thread count (the most concurrent callers that reuse theirs).
+const MAX_IDLE_POOLS: usize = 8;
+
+/// Runs `work` (GIL released by the caller) on `threads` threads: `None`, rayon's global pool
+/// (one thread per core, shared by concurrent callers); `1`, the calling thread alone; `N`, an
+/// `N`-thread pool this call alone uses.
 pub(crate) fn on_threads<R: Send>(threads: Option<usize>, work: impl FnOnce() -> R + Send) -> PyResult<R> {
-    let Some(n) = threads else { return Ok(work()) };
-    if n == 0 {
-        return Err(binding_error("InvalidArgument", "threads must be at least 1"));
-    }
-    let pool = {
-        let mut pools = POOLS.lock().unwrap_or_else(PoisonError::into_inner);
-        let pools = pools.get_or_insert_with(HashMap::new);
-        if let Some(pool) = pools.get(&n) {
-            Arc::clone(pool)
-        } else {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .map_err(|e| binding_error("Threads", format!("cannot start {n} threads: {e}")))?;
-            Arc::clone(pools.entry(n).or_insert(Arc::new(pool)))
+    match threads {
+        None => Ok(work()),
+        Some(0) => Err(binding_error("InvalidArgument", "threads must be at least 1")),
+        Some(1) => Ok(relayout::on_calling_thread(work)),
+        Some(n) => {
+            let idle = {
+                let mut pools = IDLE_POOLS.lock().unwrap_or_else(PoisonError::into_inner);
+                pools.get_or_insert_with(HashMap::new).get_mut(&n).and_then(Vec::pop)
+            };
+            let pool = match idle {
+                Some(pool) => pool,
+                None => rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build()
+                    .map_err(|e| binding_error("Threads", format!("cannot start {n} threads: {e}")))?,
+            };
+            let result = pool.install(work);
+            let mut pools = IDLE_POOLS.lock().unwrap_or_else(PoisonError::into_inner);
+            let idle = pools.get_or_insert_with(HashMap::new).entry(n).or_default();
+            if idle.len() < MAX_IDLE_POOLS {
+                idle.push(pool);
+            }
+            Ok(result)
         }
-    };
-    Ok(pool.install(work))
+    }
 }
 
 /// A relayout planned once — loop order, blocking and kernels fixed — and run on many buffers,
@@ -185,26 +212,28 @@ impl RelayoutPlan {
         self.plan.dst_len()
     }
 
-    /// Moves ``src`` (any bytes-like object or contiguous array, its raw bytes) into ``out``
-    /// (a writable contiguous ``uint8`` array of ``dst_len`` bytes) or, without ``out``, a new
-    /// cache-line-aligned ``uint8`` array — viewed as the logical array for a ``to_logical``
-    /// plan. The GIL is released while the kernels run, on ``threads`` threads (default: one per
-    /// core).
+    /// Moves ``src`` (any contiguous array numpy can view, of any dtype, or bytes-like object: its
+    /// raw bytes) into ``out`` (a writable contiguous array or bytes-like object of ``dst_len``
+    /// bytes) or, without ``out``, a new cache-line-aligned ``uint8`` array — viewed as the
+    /// logical array for a ``to_logical`` plan. The GIL is released while the kernels run, on
+    /// ``threads`` threads: ``1`` runs on the calling thread, ``N`` on a pool of the call's own,
+    /// none on one thread per core.
     #[pyo3(signature = (src, out=None, *, threads=None))]
     pub fn run<'py>(
         &self,
         src: &Bound<'py, PyAny>,
-        out: Option<Bound<'py, PyArray1<u8>>>,
+        out: Option<Bound<'py, PyAny>>,
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = src.py();
         if let Some(out) = out {
             let src = as_bytes(src)?;
             {
-                let mut dst = out.try_readwrite().map_err(|e| binding_error("NotWritable", e.to_string()))?;
+                let view = as_writable_bytes(&out)?;
+                let mut dst = view.try_readwrite().map_err(|e| binding_error("NotWritable", e.to_string()))?;
                 self.run_slices(py, &src, &mut dst, threads)?;
             }
-            return Ok(out.into_any());
+            return Ok(out);
         }
         let out = self.run_new(src, threads)?;
         match &self.logical {

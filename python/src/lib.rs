@@ -17,7 +17,13 @@ mod sharding;
 use pyo3::prelude::*;
 
 /// The compiled core of `xla_shape`.
-#[pymodule]
+// Free-threaded CPython (3.14t) may run it without the GIL (pyo3's default since 0.28, stated
+// here). Checked: every class is `frozen` (immutable after construction); the one static is a
+// `Mutex` (`data::IDLE_POOLS`), the one thread-local is the library's calling-thread flag; arrays
+// are borrowed through rust-numpy 0.30 (free-threading aware), as they already are while the
+// kernels run with the GIL released. The abi3 wheels do not load there (no limited API); a build
+// from the sdist does.
+#[pymodule(gil_used = false)]
 fn _xla_shape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_class::<shape::Shape>()?;

@@ -86,6 +86,33 @@ impl ShapeLike {
     }
 }
 
+/// The layout object JAX reports for `x` (`x.format.layout`; `x.layout` before JAX 0.6, whose
+/// `Format` held it as `device_local_layout`), or `None` where it reports none: no format, no
+/// layout, or `Layout.AUTO` (no `major_to_minor`).
+fn jax_layout<'py>(x: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let format = match x.getattr_opt("format")? {
+        Some(format) => format,
+        None => match x.getattr_opt("layout")? {
+            Some(format) => format,
+            None => return Ok(None),
+        },
+    };
+    if format.is_none() {
+        return Ok(None);
+    }
+    let layout = match format.getattr_opt("layout")? {
+        Some(layout) => layout,
+        None => match format.getattr_opt("device_local_layout")? {
+            Some(layout) => layout,
+            None => return Ok(None),
+        },
+    };
+    if layout.is_none() || !layout.hasattr("major_to_minor")? {
+        return Ok(None);
+    }
+    Ok(Some(layout))
+}
+
 /// A layout given as a `Layout` or as XLA's text.
 #[derive(FromPyObject)]
 pub enum LayoutLike {
@@ -153,6 +180,45 @@ impl Shape {
             Some(layout) => shape.with_layout(layout),
             None => Ok(shape),
         }
+    }
+
+    /// The physical shape of a ``jax.Array`` or ``jax.ShapeDtypeStruct``: its element type
+    /// (``x.dtype``), dimensions (``x.shape``) and the layout JAX reports (``x.format.layout``:
+    /// major-to-minor order, tiles, element size), or the default layout where JAX reports none
+    /// (a ``ShapeDtypeStruct`` without a ``format``, ``Layout.AUTO``).
+    ///
+    /// A sub-byte type (``int4``, ``float4_e2m1fn``, …) whose reported element size is 0 ("the
+    /// default") gets its own width, ``E(4)``: XLA packs sub-byte types in device buffers, and
+    /// the compiled module's parameter layouts say so where PJRT's reported layout does not.
+    ///
+    /// >>> import xla_shape as xs
+    /// >>> import jax, jax.numpy as jnp
+    /// >>> xs.Shape.from_jax(jnp.zeros((4, 6), jnp.int4))
+    /// xs.Shape('s4[4,6]{1,0:E(4)}')
+    /// >>> xs.Shape.from_jax(jax.ShapeDtypeStruct((4, 6), jnp.bfloat16))
+    /// xs.Shape('bf16[4,6]{1,0}')
+    #[staticmethod]
+    pub fn from_jax(x: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let py = x.py();
+        let dimensions: Vec<i64> = x.getattr("shape")?.extract()?;
+        let dtype = x.getattr("dtype")?;
+        let name: String = py.import(DTYPES)?.call_method1("element_type_of", (dtype,))?.extract()?;
+        let shape = Self::parse(&format!("{name}[{}]", join(&dimensions)))?;
+        let Some(layout) = jax_layout(x)? else { return Ok(shape) };
+        let major_to_minor: Vec<i64> = layout.getattr("major_to_minor")?.extract()?;
+        let tiling: Vec<Vec<i64>> = layout.getattr("tiling")?.extract::<Option<Vec<Vec<i64>>>>()?.unwrap_or_default();
+        let mut bits: u32 = layout.getattr("sub_byte_element_size_in_bits")?.extract()?;
+        let element_type = shape.array_view("Shape.from_jax")?.element_type();
+        if bits == 0 && element_type.is_sub_byte() {
+            bits = element_type.bit_width().unwrap_or_default();
+        }
+        let minor_to_major: Vec<i64> = major_to_minor.into_iter().rev().collect();
+        let tiles: Vec<String> = tiling.iter().map(|tile| format!("({})", join(tile))).collect();
+        let tiles = if tiles.is_empty() { String::new() } else { format!("T{}", tiles.concat()) };
+        let size = if bits == 0 { String::new() } else { format!("E({bits})") };
+        let separator = if tiles.is_empty() && size.is_empty() { "" } else { ":" };
+        let text = format!("{{{}{separator}{tiles}{size}}}", join(&minor_to_major));
+        shape.with_layout(LayoutLike::Text(text))
     }
 
     /// XLA's bytes of the shape (``ShapeProto``).

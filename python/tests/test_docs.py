@@ -1,4 +1,5 @@
-"""The README's "From Python" examples and the example scripts run as written."""
+"""The README's Python examples (its first screen, "From Python") and the example scripts run as
+written."""
 
 from __future__ import annotations
 
@@ -19,6 +20,16 @@ def readme_blocks() -> list[str]:
         text.index("## From Python") : text.index("\n## ", text.index("## From Python") + 1)
     ]
     return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def test_readme_first_screen_python_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first screen's Python block (before the first section) runs as written."""
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text[: text.index("\n## ")], re.S)
+    assert len(blocks) == 1
+    assert all(name in blocks[0] for name in ("Shape.parse", "relayout", "devices_indices_map"))
+    monkeypatch.chdir(ROOT)
+    exec(compile(blocks[0], "README.md", "exec"), {})
 
 
 def test_readme_has_the_tasks() -> None:

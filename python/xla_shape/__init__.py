@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from xla_shape._buffers import as_bytes
+from xla_shape._buffers import as_array, as_bytes
 from xla_shape._errors import error
 from xla_shape._xla_shape import (
     DecodeError,
@@ -74,7 +74,9 @@ def relayout(
 ) -> npt.NDArray[np.uint8]:
     """The bytes of ``data`` (a buffer in ``from_shape``'s layout) moved to ``to_shape``'s layout.
 
-    ``data`` is any bytes-like object or contiguous numpy array (its raw bytes, never copied);
+    ``data`` is any contiguous array numpy can view (``jax.Array`` of any dtype, ``__dlpack__``)
+    or bytes-like object: its raw bytes, not copied (see ``xla_shape._buffers`` for the cases
+    where its producer makes one copy);
     the result is a new 1-D ``uint8`` array, cache-line aligned. The GIL is released while the
     kernels run on ``threads`` threads (default: one per core).
 
@@ -114,7 +116,8 @@ def from_numpy(
     b'!\\xf3'
     """
     shape = _shape(shape)
-    values = np.asarray(array)
+    # Lists and scalars through np.asarray; every array (jax.Array, __dlpack__) as it is.
+    values = np.asarray(array) if isinstance(array, list | tuple) else as_array(array)
     if values.dtype != shape.dtype:
         raise error(
             "Dtype",

@@ -2,7 +2,7 @@
 
 from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
-from typing import Any, Literal, TypeAlias, final
+from typing import Any, Literal, TypeAlias, TypeVar, final, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +22,8 @@ __all__ = [
     "__version__",
 ]
 __version__: str
+
+_Out = TypeVar("_Out")
 
 class Error(ValueError):
     kind: str
@@ -72,6 +74,8 @@ class Shape:
         dimensions: Sequence[int],
         layout: Layout | str | None = None,
     ) -> Shape: ...
+    @staticmethod
+    def from_jax(x: Any) -> Shape: ...
     def to_proto(self) -> bytes: ...
     def with_layout(self, layout: Layout | str) -> Shape: ...
     def to_string_without_layout(self) -> str: ...
@@ -174,13 +178,12 @@ class RelayoutPlan:
     def src_len(self) -> int: ...
     @property
     def dst_len(self) -> int: ...
+    @overload
     def run(
-        self,
-        src: Any,
-        out: npt.NDArray[np.uint8] | None = None,
-        *,
-        threads: int | None = None,
+        self, src: Any, out: None = None, *, threads: int | None = None
     ) -> npt.NDArray[Any]: ...
+    @overload
+    def run(self, src: Any, out: _Out, *, threads: int | None = None) -> _Out: ...
     def explain(self) -> str: ...
 
 @final

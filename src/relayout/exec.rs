@@ -232,6 +232,9 @@ mod parallel {
     #[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
     pub(super) fn run_box(how: How, (s, d): (i64, i64), axes: &[Axis], src: &[u8], dst: &mut [u8]) -> bool {
         let Unit::Bytes { width } = how.unit else { return false };
+        if !crate::relayout::threads::parallel() {
+            return false;
+        }
         let Some((outer, rest)) = axes.split_first() else { return false };
         let threads = u64::try_from(rayon::current_num_threads()).unwrap_or(1);
         let (Ok(row), Ok(start)) = (u64::try_from(outer.dst), usize::try_from(d)) else { return false };

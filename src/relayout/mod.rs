@@ -20,6 +20,7 @@
 //! | `stream` | non-temporal stores of whole lines (x86-64; the crate's one `unsafe` module) |
 //! | `exec` | buffer checks, padding prefill, running a plan (element by element over its span when no kernel applies, [`Window`]s too) |
 //! | `window` | one part of the destination alone ([`RelayoutPlan::run_range`]) |
+//! | `threads` | where the kernels run: rayon's pool, or the calling thread ([`on_calling_thread`]) |
 //!
 //! ```
 //! use xla_shape::{relayout::RelayoutPlan, ShapeBuf};
@@ -41,11 +42,13 @@ mod fill;
 mod kernel;
 mod plan;
 mod stream;
+pub(crate) mod threads;
 mod tile;
 mod window;
 
 pub use buffer::LineBuffer;
 pub use endpoint::{Endpoint, StridedView};
+pub use threads::on_calling_thread;
 
 use crate::error::{Error, RelayoutProblem, RelayoutSide, Result};
 use crate::memory::extent::len_u64;

@@ -306,9 +306,11 @@ impl ShardBuffers {
             Ok(out)
         };
         #[cfg(feature = "rayon")]
-        let pieces: Vec<Vec<u8>> = {
+        let pieces: Vec<Vec<u8>> = if crate::relayout::threads::parallel() {
             use rayon::prelude::*;
             self.boxes.par_iter().map(cut).collect::<Result<_>>()?
+        } else {
+            self.boxes.iter().map(cut).collect::<Result<_>>()?
         };
         #[cfg(not(feature = "rayon"))]
         let pieces: Vec<Vec<u8>> = self.boxes.iter().map(cut).collect::<Result<_>>()?;
@@ -347,14 +349,11 @@ impl ShardBuffers {
         self.check_global(global.len())?;
         self.check_shards(shards.iter().map(|(d, b)| (*d, b.len())))?;
         #[cfg(feature = "rayon")]
-        {
+        if crate::relayout::threads::parallel() {
             use rayon::prelude::*;
-            shards.par_iter_mut().try_for_each(|(device, buf)| self.cut_device(*device, global, buf))
+            return shards.par_iter_mut().try_for_each(|(device, buf)| self.cut_device(*device, global, buf));
         }
-        #[cfg(not(feature = "rayon"))]
-        {
-            shards.iter_mut().try_for_each(|(device, buf)| self.cut_device(*device, global, buf))
-        }
+        shards.iter_mut().try_for_each(|(device, buf)| self.cut_device(*device, global, buf))
     }
 
     fn cut_device(&self, device: DeviceId, global: &[u8], buf: &mut [u8]) -> Result<()> {
