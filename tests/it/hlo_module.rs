@@ -123,7 +123,7 @@ fn text_and_proto_twins_list_the_same() {
         let name = text.file_name().unwrap().to_str().unwrap().to_owned();
         let Some(stem) = name.strip_suffix(".txt") else { continue };
         let proto = text.with_file_name(format!("{stem}.pb"));
-        if stem.ends_with(".large") || stem.ends_with(".operands") || !proto.exists() {
+        if [".large", ".operands"].iter().any(|suffix| stem.ends_with(suffix)) || !proto.exists() {
             continue;
         }
         let (from_text, from_proto) = (Module::open(&text).unwrap(), Module::open(&proto).unwrap());
@@ -183,7 +183,7 @@ fn forms_are_told_apart_or_given() {
     assert!(sites.iter().any(|s| s.starts_with("arguments[")), "{sites:?}");
     // Given as a module, the snapshot's bytes are refused where they stop being one.
     let forced = Module::from_bytes_as(snapshot, ModuleForm::Proto(HloMessage::Module));
-    assert!(forced.entries().and_then(|r| r.collect::<Result<Vec<_>, _>>()).is_err());
+    assert!(forced.entries().and_then(Iterator::collect::<Result<Vec<_>, _>>).is_err());
 }
 
 #[test]
@@ -213,7 +213,7 @@ fn the_command_line_prints_the_library_listing() {
     for path in &files {
         let (status, stdout, _) = crate::common::run_cli(&["hlo", "--json", path.to_str().unwrap()], b"");
         let module = Module::open(path).unwrap();
-        let Ok(entries) = module.entries().and_then(|r| r.collect::<Result<Vec<_>, _>>()) else {
+        let Ok(entries) = module.entries().and_then(Iterator::collect::<Result<Vec<_>, _>>) else {
             assert!(stdout.is_empty(), "{}", path.display());
             continue;
         };
