@@ -1,10 +1,13 @@
 //! `xla-shape hlo` on a large generated HLO text module (default 100 MB; `HLO_TEXT_BENCH_MB`
 //! sets another size), in one group with its baselines: reading the file's bytes into a sink
-//! (`std::io::copy`), the text reader alone (one pass, no printing), and the same module as a
-//! serialized `HloModuleProto`. Throughput is the text's size for every entry.
+//! (`std::io::copy`), the text reader alone (one pass, no printing), the library's module reader
+//! (`hlo::module`: every entry printed and validated, nothing written), and the same module as a
+//! serialized `HloModuleProto` (the listing and the module reader). Throughput is the text's
+//! size for every entry (the proto is about a tenth of it: its own MB/s are printed).
 //!
-//! Before the runs, one text listing is made with a thread sampling `/proc/self/status`
-//! (`RssAnon`) every millisecond; the peak anonymous memory is printed (Linux only).
+//! Before the runs, one text listing and one pass of each module reader are made with a thread
+//! sampling `/proc/self/status` (`RssAnon`) every millisecond; the peak anonymous memory is
+//! printed (Linux only). `LISTING_BENCH_SECONDS` sets the measurement time (default 20 s).
 //!
 //! ```sh
 //! cargo bench --features cli --bench hlo_text
@@ -15,7 +18,6 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -92,9 +94,17 @@ fn bench(c: &mut Criterion) {
     // Peak anonymous memory of one text listing, sampled.
     let (before, peak) = support::peak_of_one_listing(&text);
     eprintln!("hlo_text: {size} bytes of text; RssAnon before {before} KiB, peak during one text listing {peak} KiB");
+    let proto_size = std::fs::metadata(&proto).unwrap().len();
+    for (what, path) in [("text", &text), ("proto", &proto)] {
+        let (before, peak) = support::peak_of(|| {
+            support::entries(path);
+        });
+        eprintln!("hlo_text: module reader over the {what}: RssAnon before {before} KiB, peak {peak} KiB");
+    }
+    eprintln!("hlo_text: the proto is {proto_size} bytes (its MB/s: the text's times {proto_size}/{size})");
 
     let mut group = c.benchmark_group("hlo_text");
-    group.sample_size(10).measurement_time(Duration::from_secs(20)).throughput(Throughput::Bytes(size));
+    group.sample_size(10).measurement_time(support::measurement_time()).throughput(Throughput::Bytes(size));
     group.bench_function("copy_to_sink", |b| {
         b.iter(|| io::copy(&mut File::open(&text).unwrap(), &mut io::sink()).unwrap());
     });
@@ -108,7 +118,9 @@ fn bench(c: &mut Criterion) {
             instructions
         });
     });
+    group.bench_function("module_entries_text", |b| b.iter(|| support::entries(&text)));
     group.bench_function("hlo_listing_text", |b| b.iter(|| support::listing(&text)));
+    group.bench_function("module_entries_proto", |b| b.iter(|| support::entries(&proto)));
     group.bench_function("hlo_listing_proto", |b| b.iter(|| support::listing(&proto)));
     group.finish();
     std::fs::remove_dir_all(&dir).unwrap();

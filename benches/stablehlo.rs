@@ -1,12 +1,14 @@
 //! `xla-shape hlo` on a large generated StableHLO module (default 100 MB; `STABLEHLO_BENCH_MB`
-//! sets another size), beside reading the file's bytes into a sink (`std::io::copy`) and the
-//! MLIR reader alone (one pass, no printing). Throughput is the text's size for every entry.
+//! sets another size), beside reading the file's bytes into a sink (`std::io::copy`), the MLIR
+//! reader alone (one pass, no printing) and the library's module reader (`hlo::module`: every
+//! entry printed and validated, nothing written). Throughput is the text's size for every entry.
 //!
 //! The module is what JAX prints with debug locations: functions whose signatures carry Shardy
 //! shardings and `jax.result_info`, operations in the pretty (`: tensor<…>`), functional
 //! (`: (…) -> …`) and generic region forms, `sdy.sharding_constraint`, and `loc(…)` after each.
-//! Before the runs, one listing is made with a thread sampling `/proc/self/status` (`RssAnon`)
-//! every millisecond; the peak anonymous memory is printed (Linux only).
+//! Before the runs, one listing and one module-reader pass are made with a thread sampling
+//! `/proc/self/status` (`RssAnon`) every millisecond; the peak anonymous memory is printed (Linux
+//! only). `LISTING_BENCH_SECONDS` sets the measurement time (default 20 s).
 //!
 //! ```sh
 //! cargo bench --features cli --bench stablehlo
@@ -17,7 +19,6 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -101,9 +102,13 @@ fn bench(c: &mut Criterion) {
 
     let (before, peak) = support::peak_of_one_listing(&text);
     eprintln!("stablehlo: {size} bytes of text; RssAnon before {before} KiB, peak during one listing {peak} KiB");
+    let (before, peak) = support::peak_of(|| {
+        support::entries(&text);
+    });
+    eprintln!("stablehlo: module reader: RssAnon before {before} KiB, peak {peak} KiB");
 
     let mut group = c.benchmark_group("stablehlo");
-    group.sample_size(10).measurement_time(Duration::from_secs(20)).throughput(Throughput::Bytes(size));
+    group.sample_size(10).measurement_time(support::measurement_time()).throughput(Throughput::Bytes(size));
     group.bench_function("copy_to_sink", |b| {
         b.iter(|| io::copy(&mut File::open(&text).unwrap(), &mut io::sink()).unwrap());
     });
@@ -117,6 +122,7 @@ fn bench(c: &mut Criterion) {
             ops
         });
     });
+    group.bench_function("module_entries_mlir", |b| b.iter(|| support::entries(&text)));
     group.bench_function("hlo_listing_mlir", |b| b.iter(|| support::listing(&text)));
     group.finish();
     std::fs::remove_dir_all(&dir).unwrap();

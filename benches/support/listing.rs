@@ -1,5 +1,6 @@
 //! What the listing benches share (`hlo_text`, `stablehlo`): `xla-shape hlo FILE` in process,
-//! and the peak anonymous memory of one listing.
+//! the library reader's pass over the same file without printing, and the peak anonymous memory
+//! of one run of either.
 
 use std::io;
 use std::path::Path;
@@ -22,9 +23,32 @@ pub fn listing(path: &Path) {
     assert_eq!(status, 0);
 }
 
+/// The library's reader over `path` (`Module::open`, then every entry), nothing printed: the
+/// number of entries.
+pub fn entries(path: &Path) -> usize {
+    let module = xla_shape::hlo::module::Module::open(path).unwrap();
+    let mut reader = module.entries().unwrap();
+    let mut count = 0usize;
+    while let Some(entry) = reader.next_entry().unwrap() {
+        count += usize::from(entry.shape.is_valid());
+    }
+    count
+}
+
+/// The measurement time of each bench function: `LISTING_BENCH_SECONDS`, else 20 s.
+pub fn measurement_time() -> Duration {
+    Duration::from_secs(std::env::var("LISTING_BENCH_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(20))
+}
+
 /// `RssAnon` before one listing of `path` and its peak during it (KiB), sampled every
 /// millisecond by a second thread.
 pub fn peak_of_one_listing(path: &Path) -> (u64, u64) {
+    peak_of(|| listing(path))
+}
+
+/// `RssAnon` before `run` and its peak during it (KiB), sampled every millisecond by a second
+/// thread.
+pub fn peak_of(run: impl FnOnce()) -> (u64, u64) {
     let before = rss_anon_kib();
     let peak = AtomicU64::new(before);
     let done = AtomicBool::new(false);
@@ -35,7 +59,7 @@ pub fn peak_of_one_listing(path: &Path) -> (u64, u64) {
                 std::thread::sleep(Duration::from_millis(1));
             }
         });
-        listing(path);
+        run();
         done.store(true, Ordering::Relaxed);
     });
     (before, peak.load(Ordering::Relaxed))

@@ -33,6 +33,7 @@ fn _xla_shape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<data::RelayoutPlan>()?;
     m.add_class::<data::ShardBuffers>()?;
     m.add_class::<hlo::HloModule>()?;
+    m.add_class::<hlo::HloEntries>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

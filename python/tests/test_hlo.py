@@ -632,3 +632,99 @@ def test_arguments_of_a_text_dump_with_elided_constants() -> None:
     assert info.value.kind == "ElidedConstant"
     assert module.arguments() == []
     assert module.result() is None
+
+
+# ---- module text as `str`, JAX objects, the stream ---------------------------------------------
+
+
+def double(x: jax.Array) -> jax.Array:
+    return x * 2 + 1
+
+
+def test_load_takes_what_jax_returns(tmp_path: pathlib.Path) -> None:
+    """`lowered.as_text()` (StableHLO), `as_text(dialect="hlo")`, `compiled.as_text()` as the
+    `str` JAX returns, and the `Lowered` / `Compiled` objects themselves, list as their bytes do."""
+    lowered = jax.jit(double).lower(jax.ShapeDtypeStruct((4, 3), jnp.float32))
+    compiled = lowered.compile()
+    texts = {
+        "stablehlo": lowered.as_text(),
+        "hlo": lowered.as_text(dialect="hlo"),
+        "compiled": compiled.as_text(),
+    }
+    for name, text in texts.items():
+        assert isinstance(text, str)
+        module = xs.HloModule.load(text)
+        assert module.shapes() == xs.HloModule.load(text.encode()).shapes(), name
+        assert module.shapes() == xs.HloModule.from_text(text).shapes(), name
+        layout = module.entry_computation_layout
+        assert layout is not None
+        assert [p.dimensions for p in layout.parameters] == [(4, 3)], name
+        assert "<text>" in repr(module)
+    for stage, text in ((lowered, texts["stablehlo"]), (compiled, texts["compiled"])):
+        assert xs.HloModule.load(stage).shapes() == xs.HloModule.load(text).shapes()
+    # A `str` without a newline that does not start as a module is a path, named when missing.
+    missing = tmp_path / "no-such-module.txt"
+    with pytest.raises(xs.Error, match=r"no-such-module\.txt") as info:
+        xs.HloModule.load(str(missing))
+    assert info.value.kind == "File"
+    path = tmp_path / "m.txt"
+    path.write_text(texts["hlo"])
+    assert xs.HloModule.load(str(path)).shapes() == xs.HloModule.load(texts["hlo"]).shapes()
+    # Leading whitespace, then `HloModule` or `module`: text.
+    with pytest.raises(xs.ParseError):
+        xs.HloModule.load("  HloModule")
+    assert xs.HloModule.load("module @m").name == "m"
+    assert xs.HloModule.load("HloModule m").computation_count == 0
+    with pytest.raises(xs.Error) as info:
+        xs.HloModule.load(42)  # type: ignore[arg-type]
+    assert info.value.kind == "InvalidArgument"
+
+
+def test_errors_take_their_class_from_the_variant() -> None:
+    cases = [
+        (b"HloModule m\nENTRY e {\n  ROOT x = f32[2]{0} add(\n}\n", xs.ParseError, "HloText"),
+        (b"\xff\xff\xff\xff", xs.DecodeError, "Decode"),
+        (
+            b"HloModule m\nENTRY e {\n  ROOT p = f32[2,3]{0,0} parameter(0)\n}\n",
+            xs.ValidationError,
+            "InvalidLayout",
+        ),
+        (
+            b"HloModule m\nENTRY e {\n  ROOT p = f32[-2]{0} parameter(0)\n}\n",
+            xs.ParseError,
+            "HloText",
+        ),
+    ]
+    for data, cls, kind in cases:
+        with pytest.raises(cls) as info:
+            xs.HloModule.load(data)
+        assert info.value.kind == kind, (data, str(info.value))
+    with pytest.raises(xs.ValidationError) as info:
+        xs.HloModule.load(cases[2][0])
+    assert "5 invalid shape(s); first: e / p: invalid layout" in str(info.value)
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.txt"))[:12], ids=lambda p: p.name)
+def test_entries_stream_the_shapes(path: pathlib.Path) -> None:
+    module = xs.HloModule.load(path)
+    stream = module.entries()
+    assert iter(stream) is stream
+    assert list(stream) == module.shapes()
+    with pytest.raises(StopIteration):
+        next(stream)
+    # Taken in part, then dropped: the reader's thread stops.
+    partial = module.entries()
+    assert next(partial) == module.shapes()[0]
+    del partial
+
+
+def test_shapes_share_equal_strings() -> None:
+    body = "\n".join(f"  p{k} = f32[8,128]{{1,0}} parameter({k})" for k in range(50))
+    text = f"HloModule m\nENTRY e {{\n{body}\n  ROOT t = (f32[8,128]{{1,0}}) tuple(p0)\n}}\n"
+    shapes = xs.HloModule.load(text).shapes()
+    instructions = [
+        s for s in shapes if s["kind"] == "instruction" and s["shape"] == "f32[8,128]{1,0}"
+    ]
+    assert len(instructions) == 50
+    assert all(s["shape"] is instructions[0]["shape"] for s in instructions)
+    assert all(s["kind"] is instructions[0]["kind"] for s in instructions)

@@ -28,6 +28,7 @@ from xla_shape._errors import error
 from xla_shape._xla_shape import (
     DecodeError,
     Error,
+    HloEntries,
     HloModule,
     HloSharding,
     Layout,
@@ -43,6 +44,7 @@ from xla_shape._xla_shape import (
 __all__ = [
     "DecodeError",
     "Error",
+    "HloEntries",
     "HloModule",
     "HloSharding",
     "Layout",

@@ -2,7 +2,7 @@
 
 from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
-from typing import Any, Literal, TypeAlias, TypeVar, final, overload
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar, final, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -10,6 +10,7 @@ import numpy.typing as npt
 __all__ = [
     "DecodeError",
     "Error",
+    "HloEntries",
     "HloModule",
     "HloSharding",
     "Layout",
@@ -209,18 +210,30 @@ class ShardBuffers:
         self, shards: Mapping[int, Any], *, threads: int | None = None
     ) -> npt.NDArray[np.uint8]: ...
 
+class _HasAsText(Protocol):
+    # jax.stages.Lowered and jax.stages.Compiled
+    def as_text(self) -> str: ...
+
+@final
+class HloEntries:
+    def __iter__(self) -> HloEntries: ...
+    def __next__(self) -> dict[str, Any]: ...
+
 @final
 class HloModule:
     @staticmethod
     def load(
-        source: str | PathLike[str] | bytes,
+        source: str | PathLike[str] | bytes | _HasAsText,
         format: Literal["auto", "text", "mlir", "proto", "hlo_proto", "snapshot"] | None = None,
     ) -> HloModule: ...
+    @staticmethod
+    def from_text(text: str) -> HloModule: ...
     @property
     def name(self) -> str: ...
     @property
     def computation_count(self) -> int: ...
     def shapes(self) -> list[dict[str, Any]]: ...
+    def entries(self) -> HloEntries: ...
     def listing(self) -> dict[str, Any]: ...
     @property
     def entry_computation_layout(self) -> ProgramShape | None: ...

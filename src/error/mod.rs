@@ -14,6 +14,7 @@ use std::fmt;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 mod hlo_text;
+mod io;
 mod kind;
 mod literal;
 mod path;
@@ -24,6 +25,7 @@ mod sharding;
 mod wire;
 
 pub use hlo_text::{HloTextError, HloTextProblem};
+pub use io::{FileError, FileOperation};
 pub use kind::{Limit, Quantity, RangeKind, ShapeCategory, SparseField};
 pub use literal::{LiteralError, LiteralProblem};
 pub use path::FieldPath;
@@ -286,6 +288,11 @@ pub enum Error {
     /// wrong lengths, replicas that differ (boxed: keeps `Error` small).
     #[error("shard buffers: {0}")]
     ShardBuffer(Box<ShardBufferProblem>),
+
+    /// A module file could not be opened or read (`hlo::module::Module::open`; boxed: keeps
+    /// `Error` small).
+    #[error("{0}")]
+    File(Box<FileError>),
 }
 
 /// Carries both XLA wordings: the constructors' "Invalid dimension size" and the validator's

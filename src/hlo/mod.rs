@@ -30,6 +30,7 @@
 
 mod detect;
 pub mod mlir;
+pub mod module;
 pub mod text;
 
 pub use detect::{detect, reads_as};

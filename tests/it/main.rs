@@ -40,6 +40,7 @@ mod draw_sharding;
 mod equality;
 mod fuzz_corpus;
 mod hlo;
+mod hlo_module;
 mod hlo_text;
 mod hlo_text_prop;
 mod hygiene;

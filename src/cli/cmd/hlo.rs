@@ -1,10 +1,11 @@
-//! `hlo`: every shape in a serialized HLO module, each validated, printed as the walk finds it,
-//! then a summary.
+//! `hlo`: every shape in an HLO module (a serialized `HloModuleProto`, `HloProto` or
+//! `HloSnapshot`, HLO text or StableHLO text), each validated, then a summary.
 //!
-//! The module is read whole (no size cap) and walked once in place by [`crate::hlo::walk`]; the
-//! listing is spooled (memory up to 4 MiB, then a temporary file) until the walk ends, so a
-//! listing is never cut short by a decode error, and `--json` output is always one complete
-//! object. Memory is the input plus a constant, whatever the module holds.
+//! The library's reader ([`crate::hlo::module::ModuleReader`]) gives the entries; this command
+//! only prints them. A proto is read whole (no size cap) and walked in place, text is streamed;
+//! the listing is spooled (memory up to 4 MiB, then a temporary file) until the pass ends, so a
+//! listing is never cut short by an error, and `--json` output is always one complete object.
+//! Memory is the input (a proto) plus a constant, whatever the module holds.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -14,20 +15,19 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::codec::{MAX_REPORTED, WireReport};
-use crate::hlo::{self, Found, HloMessage, ShapeSite};
-use crate::proto::{ProgramShapeProto, ShapeProto};
-use crate::sharding::{self, shardy};
+use crate::hlo::mlir::ValueAttributes;
+use crate::hlo::module::{Entry, EntryKind, Listed, ModuleReader, Shardy};
+use crate::hlo::text::TextOptions;
+use crate::hlo::{self, HloMessage};
+use crate::proto::ShapeProto;
 
 use crate::cli::Io;
 use crate::cli::args::{HloArgs, HloType, ModuleFormatArgs};
 use crate::cli::cmd::decode;
-use crate::cli::cmd::printed::{Checked, Key, Printed};
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, ModuleInput};
 use crate::cli::output::{self, Reply};
 use crate::cli::temp::TempFile;
-use crate::hlo::mlir::{Item as MlirItem, MlirReader, ShardingAttribute as MlirSharding, Value as MlirValue};
-use crate::hlo::text::{Item as TextItem, TextOptions, TextReader};
 
 fn message(kind: HloType) -> HloMessage {
     match kind {
@@ -68,104 +68,6 @@ pub(crate) fn hinted(failure: Failure, given: Option<HloType>, bytes: &[u8], pat
         _ => String::new(),
     };
     Failure::Invalid(format!("{text}{note}"))
-}
-
-/// The kinds of site the summary counts, by [`kind_index`] (the last two: a StableHLO
-/// function's parameters and results).
-const KINDS: [&str; 7] = [
-    "host_program_shape",
-    "computation_program_shape",
-    "instruction",
-    "outfeed_shape",
-    "operand_shapes_with_layout",
-    "parameter",
-    "result",
-];
-
-/// [`KINDS`]' index of a StableHLO function parameter.
-const PARAMETER: usize = 5;
-/// [`KINDS`]' index of a StableHLO function result.
-const RESULT: usize = 6;
-/// [`KINDS`]' index of an instruction (a StableHLO operation's result).
-const INSTRUCTION: usize = 2;
-
-/// Which kind of site, as an index into [`KINDS`].
-fn kind_index(site: &ShapeSite<'_>) -> usize {
-    match site {
-        ShapeSite::HostParameter { .. } | ShapeSite::HostResult => 0,
-        ShapeSite::ComputationParameter { .. } | ShapeSite::ComputationResult { .. } => 1,
-        ShapeSite::Instruction { .. } => 2,
-        ShapeSite::OutfeedShape { .. } => 3,
-        ShapeSite::OperandShape { .. } => 4,
-    }
-}
-
-/// Where an entry of the listing sits: a site of an HLO module, or of a StableHLO module.
-#[derive(Clone, Copy)]
-enum Site<'s> {
-    Hlo(&'s ShapeSite<'s>),
-    Mlir(&'s MlirSite),
-}
-
-/// A StableHLO site: `FUNC / parameter N`, `FUNC / result N` or `FUNC / %0`, its kind (an index
-/// of [`KINDS`]), whether it belongs to the entry function, and the attributes listed beside it.
-pub(crate) struct MlirSite {
-    text: String,
-    kind: usize,
-    entry: bool,
-    extras: serde_json::Map<String, Value>,
-}
-
-impl Site<'_> {
-    fn kind_index(self) -> usize {
-        match self {
-            Self::Hlo(site) => kind_index(site),
-            Self::Mlir(site) => site.kind,
-        }
-    }
-
-    fn kind(self) -> &'static str {
-        KINDS.get(self.kind_index()).copied().unwrap_or_default()
-    }
-
-    /// Whether `info` shows it as part of the entry computation layout.
-    fn is_entry(self) -> bool {
-        match self {
-            Self::Hlo(site) => matches!(site, ShapeSite::HostParameter { .. } | ShapeSite::HostResult),
-            Self::Mlir(site) => site.entry && site.kind != INSTRUCTION,
-        }
-    }
-
-    fn push(self, line: &mut String) {
-        match self {
-            Self::Hlo(site) => push_site(line, site),
-            Self::Mlir(site) => line.push_str(&site.text),
-        }
-    }
-}
-
-impl std::fmt::Display for Site<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Hlo(site) => site.fmt(f),
-            Self::Mlir(site) => f.write_str(&site.text),
-        }
-    }
-}
-
-/// Writes `site` as its `Display` does, without formatting machinery for the common sites.
-fn push_site(line: &mut String, site: &ShapeSite<'_>) {
-    match site {
-        ShapeSite::Instruction { computation, instruction, .. } => {
-            line.push_str(computation);
-            line.push_str(" / ");
-            line.push_str(instruction);
-        }
-        // Writing to a String cannot fail.
-        _ => {
-            let _ = write!(line, "{site}");
-        }
-    }
 }
 
 /// Where the listing goes while the walk runs: nowhere (a summary only), text or JSON lines,
@@ -210,15 +112,15 @@ pub(crate) fn module_summary(
             }
             let kind_of = resolve(given, bytes, Some(path));
             let read = |collected: &mut Collected| -> Result<_, Failure> {
-                let header = hlo::header(bytes, kind_of)?;
-                let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), &mut Listing::Collect(collected))?;
-                Ok((header.name.to_owned(), header.computations, tally))
+                let mut reader = ModuleReader::proto(bytes, kind_of)?;
+                let tally = walk(&mut reader, &mut Listing::Collect(collected), Failure::from)?;
+                Ok((reader.name().to_owned(), reader.computations(), tally))
             };
             read(&mut collected).map_err(|f| hinted(f, given, bytes, Some(path)))?
         }
         text => walk_text(text, format, path, &mut Listing::Collect(&mut collected))?,
     };
-    let instructions = tally.count_map().get("instruction").copied().unwrap_or(0);
+    let instructions = tally.counts.get(EntryKind::Instruction.index()).copied().unwrap_or(0);
     Ok(ModuleSummary { name, computations, instructions, collected })
 }
 
@@ -236,7 +138,7 @@ impl Listing<'_> {
 /// each (the counts count them all), so memory does not grow with the module.
 #[derive(Default)]
 struct Tally {
-    /// Shapes by kind ([`KINDS`]).
+    /// Shapes by kind ([`EntryKind::index`]).
     counts: [usize; 7],
     total: usize,
     invalid: usize,
@@ -250,21 +152,22 @@ struct Tally {
     shardy_total: usize,
     shardy_disagree: usize,
     shardy_refused: usize,
-    /// Each distinct shape printed and validated once.
-    printed: Printed,
     /// The text listing's line being written (its buffer reused).
     line: String,
 }
 
 impl Tally {
-    fn shape(&mut self, site: Site<'_>, error: Option<&str>) {
-        if let Some(count) = self.counts.get_mut(site.kind_index()) {
+    fn shape(&mut self, entry: &Entry) {
+        if let Some(count) = self.counts.get_mut(entry.kind().index()) {
             *count = count.saturating_add(1);
         }
         self.total = self.total.saturating_add(1);
-        if let Some(error) = error {
+        if let Some(error) = entry.shape.error() {
             self.invalid = self.invalid.saturating_add(1);
-            self.first_invalid.get_or_insert_with(|| format!("{site}: {error}"));
+            self.first_invalid.get_or_insert_with(|| format!("{}: {error}", entry.site));
+        }
+        if let Some(shardy) = &entry.shardy {
+            self.shardy(shardy);
         }
     }
 
@@ -298,7 +201,7 @@ impl Tally {
 
     /// The counts of the kinds seen, by name.
     fn count_map(&self) -> BTreeMap<&'static str, usize> {
-        KINDS.iter().zip(self.counts).filter(|(_, n)| *n > 0).map(|(k, n)| (*k, n)).collect()
+        EntryKind::ALL.iter().zip(self.counts).filter(|(_, n)| *n > 0).map(|(k, n)| (k.name(), n)).collect()
     }
 
     fn summary(&self, name: &str) -> String {
@@ -339,103 +242,44 @@ impl Tally {
     }
 }
 
-/// The sharding of the instruction at `site` of a proto, if it has one: XLA's text, or why it
-/// is refused.
-fn sharding_of(site: &ShapeSite<'_>) -> Option<Result<String, String>> {
-    match *site {
-        ShapeSite::Instruction { computation, instruction, sharding: Some(bytes), .. } => {
-            let sited = hlo::SitedSharding { computation, instruction, bytes };
-            Some(sited.sharding().map(|s| s.to_string()).map_err(|e| e.to_string()))
-        }
-        _ => None,
+/// The attributes of a StableHLO argument or result listed beside it.
+fn mlir_extras(attributes: &ValueAttributes) -> serde_json::Map<String, Value> {
+    let mut extras = serde_json::Map::new();
+    if let Some(mode) = &attributes.layout_mode {
+        extras.insert("layout_mode".into(), json!(mode));
     }
-}
-
-/// The `sharding={…}` attribute of a text instruction, printed back as XLA prints it (the dump's
-/// text parsed, so the listing is the proto's), or why it is refused.
-fn sharding_of_text(attribute: Option<&str>) -> Option<Result<String, String>> {
-    attribute.map(|text| sharding::canonical_text(text).map_err(|e| e.to_string()))
-}
-
-/// The module's Shardy meshes (`docs/shardy.md`): none without an `xla.sdy.meshes` attribute, or
-/// why they are refused.
-type Meshes = Result<BTreeMap<String, shardy::Mesh>, String>;
-
-/// The meshes of an `xla.sdy.meshes` value, if the module has one.
-fn meshes(text: Option<&str>) -> Meshes {
-    text.map_or_else(
-        || Ok(BTreeMap::new()),
-        |text| shardy::parse_meshes(text).map_err(|e| format!("{}: {e}", hlo::SDY_MESHES)),
-    )
-}
-
-/// An instruction's Shardy sharding converted to XLA's text (or why it is refused) and, when the
-/// instruction also has an XLA sharding, whether the two disagree.
-struct Shardy {
-    converted: Result<String, String>,
-    disagrees: Option<bool>,
-}
-
-/// The Shardy side of an instruction with an `xla.sdy.sharding` (or why its attributes are
-/// refused): converted over the module's `meshes` and compared with its XLA `sharding`.
-fn shardy_of(
-    text: Option<Result<&str, String>>,
-    meshes: &Meshes,
-    sharding: Option<&Result<String, String>>,
-) -> Option<Shardy> {
-    let converted = text?.and_then(|text| {
-        let meshes = meshes.as_ref().map_err(Clone::clone)?;
-        shardy::to_hlo_sharding(text, meshes).map(|s| s.to_string()).map_err(|e| e.to_string())
-    });
-    let disagrees = match (&converted, sharding) {
-        (Ok(converted), Some(Ok(xla))) => Some(converted != xla),
-        _ => None,
-    };
-    Some(Shardy { converted, disagrees })
-}
-
-/// Validates one shape, counts it and writes its entry (with the instruction's sharding, when
-/// it has one: XLA's text, or why it is refused; and its Shardy sharding's, marked when the two
-/// disagree).
-fn shape<'k>(
-    site: Site<'_>,
-    (shape, key): (&ShapeProto, impl Into<Key<'k>>),
-    extras: (Option<Result<String, String>>, Option<Shardy>),
-    tally: &mut Tally,
-    listing: &mut Listing<'_>,
-) -> Result<(), Failure> {
-    // The cache is moved out for the call so that the entry can borrow from it.
-    let mut printed = std::mem::take(&mut tally.printed);
-    let result = entry(site, shape, printed.get(key.into(), shape), extras, tally, listing);
-    tally.printed = printed;
-    result
-}
-
-/// [`shape`] with the shape printed and validated (as XLA loads modules, with
-/// `ValidateShapeWithOptionalLayout`).
-fn entry(
-    site: Site<'_>,
-    shape: &ShapeProto,
-    checked: &Checked,
-    (sharding, shardy): (Option<Result<String, String>>, Option<Shardy>),
-    tally: &mut Tally,
-    listing: &mut Listing<'_>,
-) -> Result<(), Failure> {
-    let error = checked.error.as_deref();
-    tally.shape(site, error);
-    if let Some(shardy) = &shardy {
-        tally.shardy(shardy);
+    if let Some(kind) = &attributes.memory_kind {
+        extras.insert("memory_kind".into(), json!(kind));
     }
+    if let Some(info) = &attributes.result_info {
+        extras.insert("result_info".into(), json!(info));
+    }
+    if let Some(output) = attributes.aliasing_output {
+        extras.insert("aliasing_output".into(), json!(output));
+    }
+    if attributes.buffer_donor {
+        extras.insert("buffer_donor".into(), json!(true));
+    }
+    extras
+}
+
+/// Counts one entry and writes it to `listing`: the site, XLA's text of the shape, the sharding
+/// (XLA's text, or why it is refused), why the shape is invalid, and the Shardy sharding where
+/// it disagrees or is refused.
+fn entry(entry: &Entry, tally: &mut Tally, listing: &mut Listing<'_>) -> Result<(), Failure> {
+    tally.shape(entry);
+    let error = entry.shape.error();
     match listing {
         Listing::None => {}
         Listing::Collect(collected) => {
-            if site.is_entry() {
-                collected.entry.push((site.to_string(), shape.clone()));
+            if entry.in_entry_layout {
+                collected.entry.push((entry.site.to_string(), entry.shape.proto().clone()));
             }
-            if let Some(sharding) = sharding {
+            if let Some(sharding) = entry.sharding.as_deref() {
                 collected.sharded = collected.sharded.saturating_add(1);
                 if collected.shardings.len() < MAX_REPORTED {
-                    collected.shardings.push((site.to_string(), sharding));
+                    let sharding = sharding.as_ref().map(ToString::to_string).map_err(ToString::to_string);
+                    collected.shardings.push((entry.site.to_string(), sharding));
                 }
             }
         }
@@ -444,12 +288,12 @@ fn entry(
             // cannot fail.
             let line = &mut tally.line;
             line.clear();
-            site.push(line);
+            entry.site.push_to(line);
             line.push_str(" / ");
-            line.push_str(&checked.text);
-            match &sharding {
-                Some(Ok(text)) => {
-                    let _ = write!(line, "  sharding={text}");
+            line.push_str(entry.shape.text());
+            match entry.sharding.as_deref() {
+                Some(Ok(sharding)) => {
+                    let _ = write!(line, "  sharding={sharding}");
                 }
                 Some(Err(s)) => {
                     let _ = write!(line, "  [invalid sharding: {s}]");
@@ -459,9 +303,9 @@ fn entry(
             if let Some(e) = error {
                 let _ = write!(line, "  [invalid: {e}]");
             }
-            match &shardy {
-                Some(Shardy { converted: Ok(text), disagrees: Some(true) }) => {
-                    let _ = write!(line, "  [shardy: {text} disagrees]");
+            match entry.shardy.as_deref() {
+                Some(Shardy { converted: Ok(sharding), disagrees: Some(true) }) => {
+                    let _ = write!(line, "  [shardy: {sharding} disagrees]");
                 }
                 Some(Shardy { converted: Err(e), .. }) => {
                     let _ = write!(line, "  [invalid shardy: {e}]");
@@ -472,57 +316,51 @@ fn entry(
             out.write_all(line.as_bytes()).map_err(|e| Failure::invalid(format!("cannot write to stdout: {e}")))?;
         }
         Listing::Json { first, .. } => {
-            let mut entry = json!({
-                "site": site.to_string(),
-                "kind": site.kind(),
-                "shape": checked.text,
-                "valid": error.is_none(),
-                "error": error,
-            });
-            if let (Site::Mlir(mlir), Value::Object(fields)) = (site, &mut entry) {
-                fields.extend(mlir.extras.iter().map(|(k, v)| (k.clone(), v.clone())));
+            let mut fields = serde_json::Map::new();
+            fields.insert("site".into(), json!(entry.site.to_string()));
+            fields.insert("kind".into(), json!(entry.kind().name()));
+            fields.insert("shape".into(), json!(entry.shape.text()));
+            fields.insert("valid".into(), json!(error.is_none()));
+            fields.insert("error".into(), json!(error.map(ToString::to_string)));
+            if let Some(attributes) = &entry.attributes {
+                fields.extend(mlir_extras(attributes));
             }
-            if let (Some(sharding), Value::Object(fields)) = (sharding, &mut entry) {
-                match sharding {
-                    Ok(text) => fields.insert("sharding".into(), json!(text)),
-                    Err(e) => fields.insert("sharding_error".into(), json!(e)),
-                };
-            }
-            if let (Some(shardy), Value::Object(fields)) = (shardy, &mut entry) {
-                match shardy.converted {
-                    Ok(text) => fields.insert("shardy".into(), json!(text)),
-                    Err(e) => fields.insert("shardy_error".into(), json!(e)),
+            match entry.sharding.as_deref() {
+                Some(Ok(sharding)) => fields.insert("sharding".into(), json!(sharding.to_string())),
+                Some(Err(e)) => fields.insert("sharding_error".into(), json!(e.to_string())),
+                None => None,
+            };
+            if let Some(shardy) = &entry.shardy {
+                match &shardy.converted {
+                    Ok(sharding) => fields.insert("shardy".into(), json!(sharding.to_string())),
+                    Err(e) => fields.insert("shardy_error".into(), json!(e.to_string())),
                 };
                 if let Some(disagrees) = shardy.disagrees {
                     fields.insert("shardy_disagrees".into(), json!(disagrees));
                 }
             }
             let separator = if std::mem::take(first) { "" } else { "," };
-            listing.write(&format!("{separator}{entry}"))?;
+            listing.write(&format!("{separator}{}", Value::Object(fields)))?;
         }
     }
     Ok(())
 }
 
-/// Walks the module, writing each shape and finding to `listing` as it comes.
-fn walk(kind_of: HloMessage, bytes: &[u8], meshes: &Meshes, listing: &mut Listing<'_>) -> Result<Tally, Failure> {
+/// Reads the module to its end, writing each entry and finding to `listing` as it comes; the
+/// reader's error made a failure by `failed`.
+fn walk(
+    reader: &mut ModuleReader<'_>,
+    listing: &mut Listing<'_>,
+    failed: impl Fn(crate::Error) -> Failure,
+) -> Result<Tally, Failure> {
     let mut tally = Tally::default();
-    for found in hlo::walk(bytes, kind_of) {
-        match found? {
-            Found::Shape(sited) => {
-                let sharding = sharding_of(&sited.site);
-                let text = match sited.site {
-                    ShapeSite::Instruction { shardy: Some(text), .. } => Some(Ok(text)),
-                    _ => None,
-                };
-                let shardy = shardy_of(text, meshes, sharding.as_ref());
-                shape(Site::Hlo(&sited.site), (&sited.shape, None), (sharding, shardy), &mut tally, listing)?;
-            }
-            Found::Report(found) => {
-                let site = found.site.to_string();
-                tally.report(&site, &found.report);
+    while let Some(item) = reader.next_item().map_err(&failed)? {
+        match item {
+            Listed::Entry(found) => entry(&found, &mut tally, listing)?,
+            Listed::Report { site, report } => {
+                tally.report(&site, &report);
                 if let Listing::Text(_) = listing {
-                    for line in found.report.to_string().lines() {
+                    for line in report.to_string().lines() {
                         listing.write(&format!("{site} / {line}\n"))?;
                     }
                 }
@@ -539,14 +377,14 @@ fn summary(given: Option<HloType>, bytes: &[u8], name: &str, path: &str) -> Resu
     }
     let kind_of = resolve(given, bytes, Some(path));
     let read = || -> Result<_, Failure> {
-        let header = hlo::header(bytes, kind_of)?;
-        let tally = walk(kind_of, bytes, &meshes(header.sdy_meshes), &mut Listing::None)?;
-        Ok((header, tally))
+        let mut reader = ModuleReader::proto(bytes, kind_of)?;
+        let tally = walk(&mut reader, &mut Listing::None, Failure::from)?;
+        Ok((reader.name().to_owned(), reader.computations(), tally))
     };
-    let (header, tally) = read().map_err(|f| hinted(f, given, bytes, Some(path)))?;
+    let (module, computations, tally) = read().map_err(|f| hinted(f, given, bytes, Some(path)))?;
     let mut json = serde_json::Map::new();
-    json.insert("module".into(), json!(header.name));
-    json.insert("computations".into(), json!(header.computations));
+    json.insert("module".into(), json!(module));
+    json.insert("computations".into(), json!(computations));
     json.insert("shapes".into(), Value::Null);
     json.extend(tally.json_tail());
     Ok(Reply { text: tally.summary(name), json: Value::Object(json), error: tally.error(), warnings: Vec::new() })
@@ -564,7 +402,7 @@ fn finish(json: bool, tally: &Tally, listing: &mut Listing<'_>) -> Result<(), Fa
     listing.write(&tail)
 }
 
-/// The full listing of one module, written as the walk goes.
+/// The full listing of one serialized module.
 fn list(
     given: Option<HloType>,
     bytes: &[u8],
@@ -576,11 +414,10 @@ fn list(
         return Err(Failure::invalid("empty input: no HLO bytes"));
     }
     let kind_of = resolve(given, bytes, path);
-    let header = hlo::header(bytes, kind_of).map_err(|e| hinted(e.into(), given, bytes, path))?;
+    let mut reader = ModuleReader::proto(bytes, kind_of).map_err(|e| hinted(e.into(), given, bytes, path))?;
     spooled(json, stdout, |listing| {
-        let tally =
-            walk(kind_of, bytes, &meshes(header.sdy_meshes), listing).map_err(|f| hinted(f, given, bytes, path))?;
-        Ok((header.name.to_owned(), header.computations, tally))
+        let tally = walk(&mut reader, listing, Failure::from).map_err(|f| hinted(f, given, bytes, path))?;
+        Ok((reader.name().to_owned(), reader.computations(), tally))
     })
 }
 
@@ -604,7 +441,7 @@ pub fn run(args: &HloArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// HLO text: the same listing from `hlo::text::TextReader`.
+// HLO and StableHLO text: the same listing from a text stream.
 
 /// The name errors give the input: its path, or `<stdin>`.
 pub(crate) fn display_path(path: Option<&Path>) -> String {
@@ -616,28 +453,6 @@ pub(crate) fn text_failure(path: &str, error: &crate::Error) -> Failure {
     Failure::invalid(format!("{path}:{error}"))
 }
 
-/// The sites of a program shape's parameters and result.
-fn program_sites<'a>(
-    program: &'a ProgramShapeProto,
-    host: bool,
-    computation: &'a str,
-) -> impl Iterator<Item = (ShapeSite<'a>, &'a ShapeProto)> {
-    let parameters = program.parameters.iter().enumerate().map(move |(index, shape)| {
-        let name = program.parameter_names.get(index).map_or("", String::as_str);
-        let site = if host {
-            ShapeSite::HostParameter { index, name }
-        } else {
-            ShapeSite::ComputationParameter { computation, index, name }
-        };
-        (site, shape)
-    });
-    let result = program
-        .result
-        .as_ref()
-        .map(|shape| (if host { ShapeSite::HostResult } else { ShapeSite::ComputationResult { computation } }, shape));
-    parameters.chain(result)
-}
-
 /// The module's name and computation count, and the tally, of one pass over the text.
 fn walk_text(
     text: &ModuleInput,
@@ -645,82 +460,12 @@ fn walk_text(
     path: &str,
     listing: &mut Listing<'_>,
 ) -> Result<(String, usize, Tally), Failure> {
-    if text.is_mlir() {
-        return walk_mlir(text, format, path, listing);
-    }
     let options = TextOptions { max_statement_bytes: format.max_statement_bytes };
-    let mut reader = TextReader::with_options(text.text_reader()?, options);
-    let mut tally = Tally::default();
-    let (mut name, mut computations, mut host_given) = (String::new(), 0usize, false);
-    let mut module_meshes: Meshes = Ok(BTreeMap::new());
-    loop {
-        let item = match reader.next_item() {
-            Ok(Some(item)) => item,
-            Ok(None) => break,
-            Err(error) => return Err(text_failure(path, &error)),
-        };
-        match item {
-            TextItem::Module(module) => {
-                module.name.clone_into(&mut name);
-                module_meshes =
-                    match module.frontend_attributes.map(|a| hlo::text::frontend_attribute(a, hlo::SDY_MESHES)) {
-                        Some(Err(e)) => Err(format!("{}: {e}", hlo::SDY_MESHES)),
-                        Some(Ok(found)) => meshes(found.as_deref()),
-                        None => Ok(BTreeMap::new()),
-                    };
-                if let Some(layout) = module.entry_computation_layout {
-                    host_given = true;
-                    for (site, shape_proto) in program_sites(layout, true, "") {
-                        shape(Site::Hlo(&site), (shape_proto, None), (None, None), &mut tally, listing)?;
-                    }
-                }
-            }
-            TextItem::Computation(_) => computations = computations.saturating_add(1),
-            TextItem::Instruction(i) => {
-                let (computation, instruction) = (i.computation, i.name);
-                let sdy =
-                    i.attribute("frontend_attributes").map(|a| hlo::text::frontend_attribute(a, hlo::SDY_SHARDING));
-                let sdy = match sdy {
-                    Some(Ok(Some(text))) => Some(Ok(text)),
-                    Some(Err(e)) => Some(Err(format!("frontend_attributes: {e}"))),
-                    Some(Ok(None)) | None => None,
-                };
-                let site =
-                    ShapeSite::Instruction { computation, instruction, opcode: i.opcode, sharding: None, shardy: None };
-                let sharding = sharding_of_text(i.attribute("sharding"));
-                let shardy = shardy_of(
-                    sdy.as_ref().map(|r| r.as_deref().map_err(Clone::clone)),
-                    &module_meshes,
-                    sharding.as_ref(),
-                );
-                shape(Site::Hlo(&site), (i.shape, Some(i.shape_text)), (sharding, shardy), &mut tally, listing)?;
-                if let Some(outfeed) = i.outfeed_shape {
-                    shape(
-                        Site::Hlo(&ShapeSite::OutfeedShape { computation, instruction }),
-                        (outfeed, None),
-                        (None, None),
-                        &mut tally,
-                        listing,
-                    )?;
-                }
-                for (operand, operand_shape) in i.operand_shapes_with_layout.iter().enumerate() {
-                    let site = ShapeSite::OperandShape { computation, instruction, operand };
-                    shape(Site::Hlo(&site), (operand_shape, None), (None, None), &mut tally, listing)?;
-                }
-            }
-            TextItem::ComputationEnd(end) => {
-                if end.entry && !host_given {
-                    for (site, shape_proto) in program_sites(end.program_shape, true, "") {
-                        shape(Site::Hlo(&site), (shape_proto, None), (None, None), &mut tally, listing)?;
-                    }
-                }
-                for (site, shape_proto) in program_sites(end.program_shape, false, end.name) {
-                    shape(Site::Hlo(&site), (shape_proto, None), (None, None), &mut tally, listing)?;
-                }
-            }
-        }
-    }
-    Ok((name, computations, tally))
+    let stream = text.text_reader()?;
+    let mut reader =
+        if text.is_mlir() { ModuleReader::mlir(stream, options) } else { ModuleReader::text(stream, options) };
+    let tally = walk(&mut reader, listing, |error| text_failure(path, &error))?;
+    Ok((reader.name().to_owned(), reader.computations(), tally))
 }
 
 /// The summary of one text module (for `--lines`).
@@ -732,6 +477,17 @@ fn text_summary(text: &ModuleInput, format: ModuleFormatArgs, path: &str, prefix
     json.insert("shapes".into(), Value::Null);
     json.extend(tally.json_tail());
     Ok(Reply { text: tally.summary(prefix), json: Value::Object(json), error: tally.error(), warnings: Vec::new() })
+}
+
+/// The full listing of a text module, read once.
+fn list_text(
+    text: &ModuleInput,
+    format: ModuleFormatArgs,
+    path: &str,
+    json: bool,
+    stdout: &mut dyn Write,
+) -> Result<Status, Failure> {
+    spooled(json, stdout, |listing| walk_text(text, format, path, listing))
 }
 
 /// Where a text listing waits until the module has been read to its end: memory up to
@@ -789,17 +545,6 @@ impl Write for Spool {
     }
 }
 
-/// The full listing of a text module, read once.
-fn list_text(
-    text: &ModuleInput,
-    format: ModuleFormatArgs,
-    path: &str,
-    json: bool,
-    stdout: &mut dyn Write,
-) -> Result<Status, Failure> {
-    spooled(json, stdout, |listing| walk_text(text, format, path, listing))
-}
-
 /// A listing made by one `walk` (which gives the module's name, its computation count and the
 /// tally): the entries are spooled ([`Spool`]) until the module has been read to its end, so an
 /// error prints nothing and the header knows the computation count; then the header, the
@@ -831,114 +576,4 @@ fn spooled(
         Some(error) => Err(Failure::invalid(output::shorten(&error))),
         None => Ok(Status::Ok),
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// StableHLO MLIR text: the same listing from `hlo::mlir::MlirReader` (`docs/stablehlo.md` §4).
-
-/// The `HloSharding` text XLA makes of a function argument's or result's sharding attribute,
-/// or why it is refused.
-fn mlir_sharding(attribute: &MlirSharding, meshes: &BTreeMap<String, shardy::Mesh>) -> Result<String, String> {
-    match attribute {
-        MlirSharding::Shardy(text) => {
-            shardy::to_hlo_sharding(text, meshes).map(|s| s.to_string()).map_err(|e| format!("sdy.sharding: {e}"))
-        }
-        MlirSharding::Hlo(text) => sharding::canonical_text(text).map_err(|e| format!("mhlo.sharding: {e}")),
-    }
-}
-
-/// The attributes listed beside a function argument or result.
-fn mlir_extras(value: &MlirValue) -> serde_json::Map<String, Value> {
-    let mut extras = serde_json::Map::new();
-    let attributes = &value.attributes;
-    if let Some(mode) = &attributes.layout_mode {
-        extras.insert("layout_mode".into(), json!(mode));
-    }
-    if let Some(kind) = &attributes.memory_kind {
-        extras.insert("memory_kind".into(), json!(kind));
-    }
-    if let Some(info) = &attributes.result_info {
-        extras.insert("result_info".into(), json!(info));
-    }
-    if let Some(output) = attributes.aliasing_output {
-        extras.insert("aliasing_output".into(), json!(output));
-    }
-    if attributes.buffer_donor {
-        extras.insert("buffer_donor".into(), json!(true));
-    }
-    extras
-}
-
-/// The module's name, function count and tally of one pass over StableHLO text.
-fn walk_mlir(
-    text: &ModuleInput,
-    format: ModuleFormatArgs,
-    path: &str,
-    listing: &mut Listing<'_>,
-) -> Result<(String, usize, Tally), Failure> {
-    let options = TextOptions { max_statement_bytes: format.max_statement_bytes };
-    let mut reader = MlirReader::with_options(text.text_reader()?, options);
-    let mut tally = Tally::default();
-    let (mut name, mut functions) = (String::new(), 0usize);
-    let mut meshes: Meshes = Ok(BTreeMap::new());
-    let mut entry = false;
-    let mut op_site = MlirSite { text: String::new(), kind: INSTRUCTION, entry, extras: serde_json::Map::new() };
-    loop {
-        let item = match reader.next_item() {
-            Ok(Some(item)) => item,
-            Ok(None) => break,
-            Err(error) => return Err(text_failure(path, &error)),
-        };
-        match item {
-            MlirItem::Module(module) => module.name.unwrap_or_default().clone_into(&mut name),
-            MlirItem::Mesh(mesh) => {
-                let parsed = shardy::parse_meshes(&format!("{} = #sdy.mesh{}", mesh.name, mesh.mesh))
-                    .map_err(|e| format!("sdy.mesh @{}: {e}", mesh.name));
-                meshes = match (meshes, parsed) {
-                    (Ok(mut all), Ok(more)) => {
-                        all.extend(more);
-                        Ok(all)
-                    }
-                    (Err(e), _) | (_, Err(e)) => Err(e),
-                };
-            }
-            MlirItem::Function(function) => {
-                functions = functions.saturating_add(1);
-                entry = function.is_entry();
-                let lists = [(PARAMETER, "parameter", function.parameters), (RESULT, "result", function.results)];
-                for (kind, word, values) in lists {
-                    for (index, value) in values.iter().enumerate() {
-                        let Some(shape_proto) = &value.shape else { continue };
-                        let site = MlirSite {
-                            text: format!("{} / {word} {index}", function.name),
-                            kind,
-                            entry,
-                            extras: mlir_extras(value),
-                        };
-                        let sharding = value.attributes.sharding.as_ref().map(|attribute| {
-                            meshes.as_ref().map_err(Clone::clone).and_then(|meshes| mlir_sharding(attribute, meshes))
-                        });
-                        let key = value.attributes.layout_mode.is_none() && value.attributes.memory_kind.is_none();
-                        let text = key.then_some(value.type_text.as_str());
-                        shape(Site::Mlir(&site), (shape_proto, text), (sharding, None), &mut tally, listing)?;
-                    }
-                }
-            }
-            MlirItem::Op(op) => {
-                for index in 0..op.len() {
-                    let Some(shape_proto) = op.shape(index) else { continue };
-                    // One site reused: its text rewritten, no allocation per result.
-                    op_site.entry = entry;
-                    op_site.text.clear();
-                    op_site.text.push_str(op.function);
-                    op_site.text.push_str(" / ");
-                    op.push_result_name(index, &mut op_site.text);
-                    let key = op.slot(index).map_or(Key::from(op.type_text(index)), |(g, at)| Key::Slot(g, at));
-                    shape(Site::Mlir(&op_site), (shape_proto, key), (None, None), &mut tally, listing)?;
-                }
-            }
-            MlirItem::FunctionEnd(_) => entry = false,
-        }
-    }
-    Ok((name, functions, tally))
 }

@@ -8,7 +8,6 @@ pub mod hlo;
 pub mod info;
 pub mod map;
 pub mod offset;
-mod printed;
 pub mod relayout;
 pub mod shards;
 pub mod validate;

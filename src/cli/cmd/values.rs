@@ -20,8 +20,8 @@ use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, ModuleInput};
 use crate::cli::outfile::OutFile;
 use crate::cli::output::{self, Reply};
-use crate::hlo::text::{Item as TextItem, TextOptions, TextReader};
-use crate::literal::Constant;
+use crate::hlo::module::{self, LiteralValue};
+use crate::hlo::text::TextOptions;
 use crate::proto::ShapeProto;
 
 /// A literal's site as text, and as a file name stem for `--npy`.
@@ -284,34 +284,38 @@ fn reply(args: &ValuesArgs, bytes: &[u8], name: Option<&str>, io_dir: Option<&Pa
     Ok(report.reply())
 }
 
+/// Why reading a text module's constants stopped: the reader's error (given the path), or the
+/// report's.
+enum Stop {
+    Reader(crate::Error),
+    Failure(Failure),
+}
+
+impl From<crate::Error> for Stop {
+    fn from(error: crate::Error) -> Self {
+        Self::Reader(error)
+    }
+}
+
 /// The constants of an HLO text module, read as a stream.
 fn text_reply(args: &ValuesArgs, input: &ModuleInput, path: &str, io_dir: Option<&Path>) -> Result<Reply, Failure> {
     let limit = if args.all { None } else { Some(args.limit) };
     let options = TextOptions { max_statement_bytes: args.format.max_statement_bytes };
-    let mut reader = TextReader::with_options(input.text_reader()?, options);
     let mut report = Report::default();
-    loop {
-        let instruction = match reader.next_item() {
-            Ok(Some(TextItem::Instruction(instruction))) => instruction,
-            Ok(Some(_)) => continue,
-            Ok(None) => break,
-            Err(error) => return Err(hlo_cmd::text_failure(path, &error)),
+    let read = module::for_each_text_constant(input.text_reader()?, options, |literal| {
+        let Site { text: where_, stem } = site(&literal.site);
+        let source = match literal.value {
+            LiteralValue::Elided(shape) => Source::Elided(shape.clone()),
+            LiteralValue::Parsed(proto) => Source::Parsed(proto),
+            LiteralValue::Encoded(bytes) => Source::Bytes(bytes),
         };
-        let constant = match instruction.constant() {
-            Ok(Some(constant)) => constant,
-            Ok(None) => continue,
-            Err(error) => return Err(hlo_cmd::text_failure(path, &error)),
-        };
-        let literal_site =
-            hlo::LiteralSite::Constant { computation: instruction.computation, instruction: instruction.name };
-        let Site { text: where_, stem } = site(&literal_site);
-        let source = match constant {
-            Constant::Elided => Source::Elided(instruction.shape.clone()),
-            Constant::Literal(proto) => Source::Parsed(proto),
-        };
-        report.add(&where_, &stem, source, limit, io_dir)?;
+        report.add(&where_, &stem, source, limit, io_dir).map_err(Stop::Failure)
+    });
+    match read {
+        Ok(()) => Ok(report.reply()),
+        Err(Stop::Reader(error)) => Err(hlo_cmd::text_failure(path, &error)),
+        Err(Stop::Failure(failure)) => Err(failure),
     }
-    Ok(report.reply())
 }
 
 /// The reply for one input, text or proto.

@@ -243,7 +243,6 @@ impl<'a> Op<'a> {
     /// Where the reader's cache keeps the shape of result `index`, if it does: the cache's
     /// generation and the index, which name the same shape until the cache starts over (the
     /// listing prints each shape once by them).
-    #[cfg(feature = "cli")]
     pub(crate) fn slot(&self, index: usize) -> Option<(u64, usize)> {
         match self.shapes.get(index)? {
             ShapeRef::Cached(at) => Some((self.cache.generation(), *at)),

@@ -95,7 +95,6 @@ impl<V> TextCache<V> {
 
     /// How many times it started over: the values found or inserted since it last did keep
     /// their places.
-    #[cfg(any(feature = "cli", test))]
     pub(crate) fn generation(&self) -> u64 {
         self.generation
     }
