@@ -47,6 +47,7 @@ mod make;
 mod padding;
 mod relayout;
 mod relayout_window;
+mod reshard;
 mod schema;
 mod seeds;
 mod serde;
