@@ -21,6 +21,8 @@ mod cli_lost;
 #[cfg(feature = "cli")]
 mod cli_relayout;
 #[cfg(feature = "cli")]
+mod cli_reshard;
+#[cfg(feature = "cli")]
 mod cli_shard_files;
 #[cfg(feature = "cli")]
 mod cli_shard_stream;
