@@ -5,6 +5,8 @@ device buffers of both compared with the reshard of the first (issue 39)."""
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -244,3 +246,14 @@ def test_bad_input_raises_naming_the_device() -> None:
         xs.ReshardPlan(shape, a, b, (4, 8))
     with pytest.raises(xs.Error, match="device 3 is not a target device"):
         xs.ReshardPlan(shape, a, b).run(shards, devices=[3])
+
+
+def test_readme_resharding_block_runs() -> None:
+    """The README's resharding example (8 devices to 4) runs as written."""
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    start = text.index("## Resharding a checkpoint")
+    end = text.find("\n## ", start + 1)
+    section = text[start:] if end < 0 else text[start:end]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "README.md", "exec"), {})
