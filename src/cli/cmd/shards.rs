@@ -461,37 +461,96 @@ fn reshard(
     shrank(&opened)?;
     let sources = sources?;
     fs::create_dir_all(out_dir).map_err(|e| Failure::invalid(format!("cannot create {}: {e}", out_dir.display())))?;
-    let part = part_len(args);
-    for group in plan.target().replica_groups() {
-        let group: Vec<DeviceId> = group.iter().copied().filter(|d| wanted(d)).collect();
-        let Some(&first) = group.first() else { continue };
-        if let Some(runs) = plan.byte_runs(first).filter(|runs| runs.min_len() >= MIN_SPLIT_RUN) {
-            for &device in &group {
-                let mut out = OutFile::create(&device_file(out_dir, device))?;
+    let groups: Vec<Vec<DeviceId>> = plan
+        .target()
+        .replica_groups()
+        .map(|group| group.iter().copied().filter(|d| wanted(d)).collect::<Vec<_>>())
+        .filter(|group| !group.is_empty())
+        .collect();
+    // The distinct target boxes are independent outputs: one writer each, on every core (the
+    // kernel's copies and the parts' relayouts are CPU work). Memory: two parts per writer, so
+    // the part is split between them.
+    let writers = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(groups.len()).max(1);
+    let part = part_len(args).checked_div(writers).unwrap_or(1).max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failure: std::sync::Mutex<Option<Failure>> = std::sync::Mutex::new(None);
+    let failed = || failure.lock().map_or(true, |f| f.is_some());
+    let target = Target { plan: &plan, sources: &sources, opened: &opened, in_dir, out_dir, part };
+    std::thread::scope(|scope| {
+        for _ in 0..writers {
+            scope.spawn(|| {
+                while !failed() {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(group) = groups.get(k) else { break };
+                    if let Err(e) = target.write(group) {
+                        if let Ok(mut slot) = failure.lock() {
+                            slot.get_or_insert(e);
+                        }
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    match failure.into_inner() {
+        Ok(None) => Ok(Status::Ok),
+        Ok(Some(e)) => Err(e),
+        Err(_) => Err(Failure::invalid("a writer of --reshard failed")),
+    }
+}
+
+/// What writes one distinct target box's files.
+struct Target<'a> {
+    plan: &'a ReshardPlan,
+    sources: &'a crate::sharding::reshard::ReshardSources<'a, 'a>,
+    opened: &'a [(DeviceId, Opened)],
+    in_dir: &'a Path,
+    out_dir: &'a Path,
+    part: usize,
+}
+
+impl Target<'_> {
+    /// The files of `group` (replicas of one target box): its byte runs copied file to file,
+    /// or its parts made once and written to each file.
+    fn write(&self, group: &[DeviceId]) -> Result<(), Failure> {
+        let Some(&first) = group.first() else { return Ok(()) };
+        let shrank = || self.opened.iter().try_for_each(|(_, o)| o.source.check());
+        if let Some(runs) = self.plan.byte_runs(first).filter(|runs| runs.min_len() >= MIN_SPLIT_RUN) {
+            // `copy_from` seeks its input: each writer reads through handles of its own, since
+            // the writers' seeks on one shared handle would race.
+            let mut handles: Vec<(DeviceId, File)> = Vec::new();
+            for &device in group {
+                let mut out = OutFile::create(&device_file(self.out_dir, device))?;
                 for run in runs.clone() {
-                    let Some((_, input)) = opened.iter().find(|(d, _)| *d == run.source) else { continue };
-                    out.copy_from(&input.file, run.source_offset, run.len, &input.name)?;
+                    let Some((_, input)) = self.opened.iter().find(|(d, _)| *d == run.source) else { continue };
+                    if !handles.iter().any(|(d, _)| *d == run.source) {
+                        let file = File::open(device_file(self.in_dir, run.source))
+                            .map_err(|e| Failure::invalid(format!("cannot read {}: {e}", input.name)))?;
+                        handles.push((run.source, file));
+                    }
+                    let Some((_, file)) = handles.iter().find(|(d, _)| *d == run.source) else { continue };
+                    out.copy_from(file, run.source_offset, run.len, &input.name)?;
                 }
                 out.finish()?;
             }
-            continue;
+            return Ok(());
         }
         let mut outs = Vec::with_capacity(group.len());
-        for &device in &group {
-            outs.push(OutFile::create(&device_file(out_dir, device))?);
+        for &device in group {
+            outs.push(OutFile::create(&device_file(self.out_dir, device))?);
         }
-        let total = usize::try_from(plan.target().shard_len(first).unwrap_or(0)).unwrap_or(usize::MAX);
-        let compute = |buf: &mut [u8], range| sources.target_range(first, buf, range).map_err(Failure::from);
-        parts::produce(total, part, &compute, &mut |bytes| {
+        let total = usize::try_from(self.plan.target().shard_len(first).unwrap_or(0)).unwrap_or(usize::MAX);
+        let compute = |buf: &mut [u8], range| self.sources.target_range(first, buf, range).map_err(Failure::from);
+        parts::produce(total, self.part, &compute, &mut |bytes| {
             // A mapped input truncated underneath read as zeros: they go nowhere.
-            shrank(&opened)?;
+            shrank()?;
             outs.iter_mut().try_for_each(|out| out.write_bytes(bytes))
         })?;
         for out in outs {
             out.finish()?;
         }
+        Ok(())
     }
-    Ok(Status::Ok)
 }
 
 fn transfer_json(t: &Transfer<'_>) -> Value {
