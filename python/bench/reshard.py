@@ -66,7 +66,10 @@ def main() -> None:
     shards = {sh.device.id: np.asarray(sh.data) for sh in arr_a.addressable_shards}
     shape = f"f32[{s},{s}]"
     ha, hb = xs.HloSharding.from_jax(a, 2), xs.HloSharding.from_jax(b, 2)
-    expected = {sh.device.id: np.asarray(sh.data).tobytes() for sh in jax.device_put(arr_a, b).addressable_shards}
+    expected = {
+        sh.device.id: np.asarray(sh.data).tobytes()
+        for sh in jax.device_put(arr_a, b).addressable_shards
+    }
     got = xs.reshard(shards, shape, ha, hb)
     assert {d: v.tobytes() for d, v in got.items()} == expected
     del got
@@ -82,12 +85,14 @@ def main() -> None:
             t = timed(run)
             if r > 0:
                 times[name].append(t)
-    print(f"f32[{s},{s}] ({s * s * 4 >> 20} MiB), P('x','y') on 2x4 -> P('x') on 8; {args.rounds} rounds")
+    mib = s * s * 4 >> 20
+    print(f"f32[{s},{s}] ({mib} MiB), P('x','y') on 2x4 -> P('x') on 8; {args.rounds} rounds")
     print(f"load: {os.getloadavg()}")
     base = statistics.median(times["np.copy"])
     for name, ts in times.items():
         m = statistics.median(ts)
-        print(f"  {name:16} {m * 1e3:8.1f} ms  ({min(ts) * 1e3:.1f}-{max(ts) * 1e3:.1f})  {m / base:.2f}x np.copy")
+        spread = f"({min(ts) * 1e3:.1f}-{max(ts) * 1e3:.1f})"
+        print(f"  {name:16} {m * 1e3:8.1f} ms  {spread}  {m / base:.2f}x np.copy")
     print(f"RssAnon at the end: {rss_anon_kb()} kB")
 
 
