@@ -61,12 +61,12 @@ pub(crate) fn as_writable_bytes<'py>(out: &Bound<'py, PyAny>) -> PyResult<Bound<
 
 /// The bytes of a borrowed array (contiguous by construction: `as_bytes` and `aligned_empty`
 /// make 1-D views of one buffer).
-fn bytes_of<'a>(array: &'a PyReadonlyArray1<'_, u8>) -> PyResult<&'a [u8]> {
+pub(crate) fn bytes_of<'a>(array: &'a PyReadonlyArray1<'_, u8>) -> PyResult<&'a [u8]> {
     array.as_slice().map_err(|e| binding_error("NotContiguous", e.to_string()))
 }
 
 /// The bytes of a writable borrowed array.
-fn bytes_of_mut<'a>(array: &'a mut PyReadwriteArray1<'_, u8>) -> PyResult<&'a mut [u8]> {
+pub(crate) fn bytes_of_mut<'a>(array: &'a mut PyReadwriteArray1<'_, u8>) -> PyResult<&'a mut [u8]> {
     array.as_slice_mut().map_err(|e| binding_error("NotContiguous", e.to_string()))
 }
 
@@ -296,7 +296,7 @@ pub struct ShardBuffers {
 }
 
 /// The `(device, buffer)` pairs of a mapping of device ids to buffers.
-fn shard_arrays<'py>(shards: &Bound<'py, PyAny>) -> PyResult<Vec<(DeviceId, PyReadonlyArray1<'py, u8>)>> {
+pub(crate) fn shard_arrays<'py>(shards: &Bound<'py, PyAny>) -> PyResult<Vec<(DeviceId, PyReadonlyArray1<'py, u8>)>> {
     let items = shards.call_method0("items")?;
     items
         .try_iter()?
@@ -417,7 +417,7 @@ pub enum ShardingLike {
 }
 
 impl ShardingLike {
-    fn into_sharding(self) -> PyResult<HloSharding> {
+    pub(crate) fn into_sharding(self) -> PyResult<HloSharding> {
         match self {
             Self::Sharding(s) => Ok(s.get().clone()),
             Self::Text(text) => HloSharding::parse(&text),

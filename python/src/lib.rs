@@ -11,6 +11,7 @@
 mod data;
 mod errors;
 mod hlo;
+mod reshard;
 mod shape;
 mod sharding;
 
@@ -34,6 +35,7 @@ fn _xla_shape(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<data::ShardBuffers>()?;
     m.add_class::<hlo::HloModule>()?;
     m.add_class::<hlo::HloEntries>()?;
+    m.add_class::<reshard::ReshardPlan>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

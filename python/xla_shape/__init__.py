@@ -7,7 +7,8 @@
 * :func:`relayout`, :func:`to_numpy`, :func:`from_numpy` — move buffers between layouts (tiled,
   sub-byte packed, padded) with the crate's parallel kernels, the GIL released;
 * :class:`HloSharding` — ``devices_indices_map`` (JAX's slices, uneven shardings too),
-  :func:`split` and :func:`assemble` of per-device buffers;
+  :func:`split` and :func:`assemble` of per-device buffers, :func:`reshard` from one sharding
+  to another;
 * :class:`HloModule` — every shape, sharding and constant of an HLO dump (text or proto).
 
 Every error is an :class:`Error` (a ``ValueError``): :class:`ParseError`,
@@ -35,6 +36,7 @@ from xla_shape._xla_shape import (
     ParseError,
     ProgramShape,
     RelayoutPlan,
+    ReshardPlan,
     Shape,
     ShardBuffers,
     ValidationError,
@@ -51,6 +53,7 @@ __all__ = [
     "ParseError",
     "ProgramShape",
     "RelayoutPlan",
+    "ReshardPlan",
     "Shape",
     "ShardBuffers",
     "ValidationError",
@@ -59,6 +62,7 @@ __all__ = [
     "assemble",
     "from_numpy",
     "relayout",
+    "reshard",
     "split",
     "to_numpy",
 ]
@@ -178,3 +182,42 @@ def assemble(
     """
     buffers = ShardBuffers(shape, sharding, num_devices, padded_to_tile=padded_to_tile)
     return buffers.assemble(shards, threads=threads)
+
+
+def reshard(
+    shards: Mapping[int, Any],
+    shape: ShapeLike,
+    from_sharding: ShardingLike,
+    to_sharding: ShardingLike,
+    num_devices: int | tuple[int | None, int | None] | None = None,
+    *,
+    to_shape: ShapeLike | None = None,
+    padded_to_tile: bool = False,
+    to_padded_to_tile: bool = False,
+    threads: int | None = None,
+) -> dict[int, npt.NDArray[np.uint8]]:
+    """Per-device buffers (a mapping of device ids to buffers, as :func:`split` gives them) of an
+    array of ``shape`` under ``from_sharding``, moved to its buffers under ``to_sharding``
+    (``uint8`` arrays by device id, as :func:`split` would cut them) with no global buffer:
+    device sets and counts may differ (``num_devices``: one count, or a pair ``(source,
+    target)``), ``to_shape`` gives the targets another layout. A missing, extra or mis-sized
+    buffer, or replicas that differ, raise an :class:`Error` naming the device.
+
+    >>> import numpy as np
+    >>> import xla_shape as xs
+    >>> x = np.arange(16, dtype=np.int8)
+    >>> on_8 = xs.split(x, "s8[16]", "{devices=[8]<=[8]}")
+    >>> on_4 = xs.reshard(on_8, "s8[16]", "{devices=[8]<=[8]}", "{devices=[4]0,1,2,3}")
+    >>> {d: b.tolist() for d, b in on_4.items()}
+    {0: [0, 1, 2, 3], 1: [4, 5, 6, 7], 2: [8, 9, 10, 11], 3: [12, 13, 14, 15]}
+    """
+    plan = ReshardPlan(
+        shape,
+        from_sharding,
+        to_sharding,
+        num_devices,
+        to_shape=to_shape,
+        padded_to_tile=padded_to_tile,
+        to_padded_to_tile=to_padded_to_tile,
+    )
+    return plan.run(shards, threads=threads)

@@ -17,6 +17,7 @@ __all__ = [
     "ParseError",
     "ProgramShape",
     "RelayoutPlan",
+    "ReshardPlan",
     "Shape",
     "ShardBuffers",
     "ValidationError",
@@ -240,3 +241,32 @@ class HloModule:
     def constants(self) -> dict[str, Any]: ...
     def arguments(self) -> list[Any]: ...
     def result(self) -> Any: ...
+
+@final
+class ReshardPlan:
+    def __new__(
+        cls,
+        shape: Shape | str,
+        from_sharding: HloSharding | str,
+        to_sharding: HloSharding | str,
+        num_devices: int | tuple[int | None, int | None] | None = None,
+        *,
+        to_shape: Shape | str | None = None,
+        padded_to_tile: bool = False,
+        to_padded_to_tile: bool = False,
+    ) -> ReshardPlan: ...
+    @property
+    def sources(self) -> tuple[int, ...]: ...
+    @property
+    def targets(self) -> tuple[int, ...]: ...
+    def source_len(self, device: int) -> int: ...
+    def target_len(self, device: int) -> int: ...
+    @property
+    def transfers(self) -> list[dict[str, Any]]: ...
+    def run(
+        self,
+        shards: Mapping[int, Any],
+        *,
+        devices: Sequence[int] | None = None,
+        threads: int | None = None,
+    ) -> dict[int, npt.NDArray[np.uint8]]: ...

@@ -87,6 +87,7 @@ pub struct RelayoutArgs {
     pub operands: Vec<String>,
 }
 
+#[allow(clippy::struct_excessive_bools, reason = "each is an independent command-line switch")]
 #[derive(Debug, Args)]
 pub struct ShardsArgs {
     /// The program's device count: required for `{replicated}`; checked against a tiled
@@ -125,6 +126,32 @@ pub struct ShardsArgs {
     /// count; runs copied file to file (dense layouts) take none.
     #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     pub max_memory: u64,
+    /// Reshard: read every IN_DIR/device-D.bin of SHAPE under SHARDING (as --split writes them)
+    /// and write the buffers of --to as --out-dir/device-D.bin, with no global buffer
+    /// (`docs/shard-buffers.md` §9).
+    #[arg(long, value_name = "IN_DIR", requires = "to", conflicts_with_all = ["split", "assemble"])]
+    pub reshard: Option<PathBuf>,
+    /// The target sharding of --reshard, in XLA's text.
+    #[arg(long, value_name = "SHARDING", requires = "reshard")]
+    pub to: Option<String>,
+    /// The target shape of --reshard: SHAPE's element type and dimensions, in another layout
+    /// (default: SHAPE).
+    #[arg(long, value_name = "SHAPE", requires = "reshard")]
+    pub to_shape: Option<String>,
+    /// The target's device count for --reshard (default: --devices).
+    #[arg(long, value_name = "N", requires = "reshard")]
+    pub to_devices: Option<u64>,
+    /// --reshard writes target buffers padded to the target sharding's tile shape.
+    #[arg(long, requires = "reshard")]
+    pub to_pad_to_tile: bool,
+    /// --reshard writes only these target devices' files (`0,2,5-7`): each host of a
+    /// multi-host job its own, from a shared input directory.
+    #[arg(long, value_name = "LIST", requires = "reshard")]
+    pub only_devices: Option<String>,
+    /// --reshard prints its transfers and per-device totals (--json: as one JSON object)
+    /// instead of moving data; no file is read.
+    #[arg(long, requires = "reshard")]
+    pub plan: bool,
 }
 
 /// Which message serialized bytes hold.

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::PrimitiveType;
+
 /// Why shard buffers cannot be split or assembled ([`Error::ShardBuffer`](crate::Error::ShardBuffer)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -80,6 +82,29 @@ pub enum ShardBufferProblem {
         /// The range's extent in it.
         extent: u64,
     },
+    /// A reshard's two shapes differ in element type ([`crate::sharding::reshard`]).
+    ReshardElementType {
+        /// The source shape's element type.
+        from: PrimitiveType,
+        /// The target shape's element type.
+        to: PrimitiveType,
+    },
+    /// A reshard's two shapes differ in rank.
+    ReshardRank {
+        /// The source shape's rank.
+        from: usize,
+        /// The target shape's rank.
+        to: usize,
+    },
+    /// A reshard's two shapes differ in a dimension (bounds, for dynamic ones).
+    ReshardDimension {
+        /// The logical dimension.
+        dimension: usize,
+        /// Its size in the source shape.
+        from: u64,
+        /// Its size in the target shape.
+        to: u64,
+    },
 }
 
 impl fmt::Display for ShardBufferProblem {
@@ -108,6 +133,15 @@ impl fmt::Display for ShardBufferProblem {
                 f,
                 "tile size {tile} is smaller than the extent {extent} of device {device} in dimensions[{dimension}]"
             ),
+            Self::ReshardElementType { from, to } => {
+                write!(f, "cannot reshard: the source's element type is {from}, the target's {to}")
+            }
+            Self::ReshardRank { from, to } => {
+                write!(f, "cannot reshard: the source has {from} dimensions, the target {to}")
+            }
+            Self::ReshardDimension { dimension, from, to } => {
+                write!(f, "cannot reshard: dimensions[{dimension}] is {from} in the source and {to} in the target")
+            }
         }
     }
 }

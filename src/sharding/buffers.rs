@@ -117,6 +117,12 @@ pub struct ShardBuffers {
     pub(super) devices: BTreeMap<DeviceId, usize>,
     /// The global layout's byte strides when it is dense (`stream.rs`: byte runs).
     pub(super) dense: Option<super::runs::Dense>,
+    /// The global shape's element type and dimensions (bounds), which a reshard's two plans
+    /// must share (`reshard.rs`).
+    pub(super) element_type: crate::PrimitiveType,
+    pub(super) bounds: Vec<u64>,
+    /// The bits of one element in the global layout.
+    pub(super) element_bits: u64,
 }
 
 pub(super) fn problem(p: ShardBufferProblem) -> Error {
@@ -267,7 +273,16 @@ impl ShardBuffers {
             });
         }
         let dense = super::runs::Dense::of(global, &bounds)?;
-        Ok(Self { global_len: len_u64(global_fill.dst_len()), global_fill, boxes, devices, dense })
+        Ok(Self {
+            global_len: len_u64(global_fill.dst_len()),
+            global_fill,
+            boxes,
+            devices,
+            dense,
+            element_type: global.element_type(),
+            bounds,
+            element_bits: crate::memory::extent::element_size_in_bits(global),
+        })
     }
 
     /// The global buffer's byte size.

@@ -15,6 +15,7 @@
 //! form, `v3_to_v2_sharding`), `parse_named` (its text);
 //! `buffers` splits a global buffer into per-device shard buffers and assembles them back,
 //! `stream` does it a byte range at a time (and gives a dense layout's byte runs);
+//! `reshard` moves the shard buffers of one sharding to those of another, without a global buffer;
 //! `shardy` converts Shardy's mesh and tensor-sharding attributes to the `HloSharding` XLA exports.
 //!
 //! ```
@@ -43,6 +44,7 @@ mod parse;
 mod placement;
 mod print;
 mod proto;
+pub mod reshard;
 mod runs;
 pub mod shardy;
 pub mod stream;

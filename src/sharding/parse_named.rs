@@ -3,13 +3,15 @@
 //!
 //! ```text
 //! named  := 'maximal_mesh' '[' 'device_id=' INT ']' (',' attr)* '}'
-//!         | 'mesh' '[' (name '=' INT (',' name '=' INT)*)? ']' (',' 'device_ids=' '(' order ')')?
-//!           ',' ('[' (dim (',' dim)*)? ']' | 'replicated' | 'unreduced' | 'manual') (',' attr)* '}'
+//!         | 'mesh' '[' (name '=' INT (',' name '=' INT)*)? ']' (',' ('device_ids=' '(' order ')')?)?
+//!           ','? ('[' (dim (',' dim)*)? ']' | 'replicated' | 'unreduced' | 'manual') (',' attr)* '}'
 //! order  := INT (',' INT)* | '[' INT ']' | '[' INT (',' INT)+ ']' 'T' '(' INT (',' INT)* ')'
 //! dim    := '{' '?'? '}' | '{' axis (',' axis)* (',' '?')? '}'
 //! axis   := name (':' '(' INT ')' INT)?            name := a quoted string, '…' or "…"
 //! attr   := ('replicated=' | 'unreduced=' | 'manual=') '{' (axis (',' axis)*)? '}' | 'metadata=' …
 //! ```
+//!
+//! A list given more than once is one list, the axes in the order given.
 //!
 //! An axis name that is no mesh axis but an integer is that axis' index (XLA's `SimpleAtoi`
 //! fallback). The body after `{` is read here; [`super::Parser::single`] hands it over.
@@ -79,12 +81,15 @@ impl<'a> Parser<'a> {
                 }
             }
             self.expect(Kind::RSquare, "`]` to end the mesh")?;
-            self.expect(Kind::Comma, "`,` after the mesh")?;
-            if self.token.kind == Kind::Name("device_ids") {
+            // jaxlib's commas here are optional, each on its own: `mesh[…] [{…}]`,
+            // `mesh[…],, [{…}]` and `device_ids=(…) replicated` parse; `device_ids` only after a
+            // comma (`docs/sharding.md` §9.6, DS-16).
+            let comma = self.eat_comma();
+            if comma && self.token.kind == Kind::Name("device_ids") {
                 self.bump();
                 self.device_ids(&mut p)?;
-                self.expect(Kind::Comma, "`,` after device_ids")?;
             }
+            self.eat_comma();
             match self.token.kind {
                 Kind::LSquare => self.dims(&mut p)?,
                 Kind::Ident("replicated") => self.bump(),
@@ -110,8 +115,11 @@ impl<'a> Parser<'a> {
                         _ => 2,
                     };
                     let (axes, _) = self.axes(false)?;
+                    // A list given twice is one list, the second's axes after the first's, as
+                    // jaxlib reads it; an axis named twice or out of order is then refused where
+                    // jaxlib aborts (§9.6, DS-17).
                     if let Some(slot) = p.lists.get_mut(k) {
-                        *slot = axes;
+                        slot.extend(axes);
                     }
                 }
                 Kind::Name("metadata") => {
@@ -127,6 +135,15 @@ impl<'a> Parser<'a> {
         let sharding = build_named(p).map_err(|e| self.semantic_error(loc, &e))?;
         self.bump();
         Ok(sharding)
+    }
+
+    /// Steps past a `,` if it is the current token; whether it was.
+    fn eat_comma(&mut self) -> bool {
+        let comma = self.token.kind == Kind::Comma;
+        if comma {
+            self.bump();
+        }
+        comma
     }
 
     /// The kind of the token after the current one.

@@ -29,6 +29,11 @@ impl Dense {
         let Some(width) = global.element_type().byte_width().map(u64::from).filter(|&w| w > 0) else {
             return Ok(None);
         };
+        // An element size other than the type's (`s32` in 24 bits) is no byte copy, even where
+        // tail padding makes the byte size come out equal (`s32[3]{0:L(2)E(24)}`: 12 bytes).
+        if crate::memory::extent::element_size_in_bits(global) != width.saturating_mul(8) {
+            return Ok(None);
+        }
         let Some(strides) = crate::memory::size::byte_strides(global)? else { return Ok(None) };
         let storage = crate::memory::size::storage_bytes(global)?;
         let elements = bounds.iter().try_fold(1u64, |acc, &b| acc.checked_mul(b));

@@ -35,7 +35,7 @@ use super::device::DeviceId;
 pub use super::runs::{ByteRun, ByteRuns};
 
 /// `range` must lie in `0..len` and `out` be as long as it.
-fn check_range(len: usize, out: usize, range: &Range<usize>) -> Result<()> {
+pub(super) fn check_range(len: usize, out: usize, range: &Range<usize>) -> Result<()> {
     let (start, end) = (len_u64(range.start), len_u64(range.end));
     if start > end || end > len_u64(len) {
         return Err(Error::Relayout(Box::new(RelayoutProblem::Range { start, end, len: len_u64(len) })));

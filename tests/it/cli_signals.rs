@@ -531,3 +531,38 @@ fn the_commands_leave_nothing_in_the_temporary_directory() {
     let left: Vec<String> = names(dir.path()).into_iter().filter(|n| is_temporary(n)).collect();
     assert_eq!(left, Vec::<String>::new());
 }
+
+/// `shards --reshard` through parts (issue 39): 2×2 blocks of a tiled layout resharded to two
+/// replicas of the whole array, part by part; device 0's output a temporary file holding the
+/// first part and device 1's a FIFO the test has read a byte of. Each signal removes the
+/// temporary file and leaves no `device-0.bin`; the source files are untouched.
+#[test]
+fn an_interrupted_reshard_leaves_no_temporary_file() {
+    let shape = "f32[512,512]{1,0:T(8,128)}";
+    for (name, number) in signals() {
+        let (dir, tmp) = (TempDir::new().unwrap(), TempDir::new().unwrap());
+        let (input, out) = (dir.path().join("in"), dir.path().join("out"));
+        std::fs::create_dir(&input).unwrap();
+        for device in 0..4 {
+            std::fs::write(input.join(format!("device-{device}.bin")), pattern(256 << 10)).unwrap();
+        }
+        std::fs::create_dir(&out).unwrap();
+        mkfifo(&out.join("device-1.bin"));
+        let mut child = binary(tmp.path())
+            .args(["shards", shape, "{devices=[2,2]<=[4]}", "--max-memory", "1", "--reshard"])
+            .arg(&input)
+            .args(["--to", "{replicated}", "--to-devices", "2", "--out-dir"])
+            .arg(&out)
+            .spawn()
+            .unwrap();
+        let mut reader = fifo_reader(&out.join("device-1.bin"));
+        assert_eq!(take(&mut reader, &mut [0u8; 1], &mut child), 1);
+        let now = names(&out);
+        assert!(now.iter().any(|n| is_temporary(n) && n.starts_with(".device-0.bin.")), "SIG{name}: {now:?}");
+        interrupt(&mut child, name, number);
+        drop(reader);
+        assert_eq!(names(&out), ["device-1.bin"], "SIG{name}");
+        assert_eq!(names(&input).len(), 4, "SIG{name}");
+        assert_eq!(names(tmp.path()), Vec::<String>::new(), "SIG{name}");
+    }
+}

@@ -23,6 +23,8 @@ mod cli_lost;
 #[cfg(feature = "cli")]
 mod cli_relayout;
 #[cfg(feature = "cli")]
+mod cli_reshard;
+#[cfg(feature = "cli")]
 mod cli_shard_files;
 #[cfg(feature = "cli")]
 mod cli_shard_stream;
@@ -50,6 +52,7 @@ mod make;
 mod padding;
 mod relayout;
 mod relayout_window;
+mod reshard;
 mod schema;
 mod seeds;
 mod serde;

@@ -168,7 +168,7 @@ fn pattern_known(t: PrimitiveType) -> bool {
 
 /// A layout for `dims`: any `minor_to_major`; plain, tiled (nested, `*`, rank extension) or legacy
 /// padded; sometimes an element size (packed sub-byte, or any width) and tail padding.
-fn layout(t: PrimitiveType, dims: Vec<i64>) -> impl Strategy<Value = ShapeBuf> {
+pub fn layout(t: PrimitiveType, dims: Vec<i64>) -> impl Strategy<Value = ShapeBuf> {
     let rank = dims.len();
     (
         strategy::minor_to_major(rank),

@@ -102,7 +102,7 @@ fn the_global_fixture_bytes_are_the_logical_values_in_the_layout() {
 /// The boxes of a tiling with `tiles[d]` pieces per dimension, as XLA cuts them (each dimension
 /// in `ceil(size / tiles)` pieces, the tail short or empty), each held by `replicas` devices;
 /// device ids are `order` (a permutation) over tile-major, replica-minor positions.
-fn tiling_ranges(dims: &[u64], tiles: &[u64], replicas: u64, order: &[u64]) -> (Vec<ShardRange>, Vec<u64>) {
+pub fn tiling_ranges(dims: &[u64], tiles: &[u64], replicas: u64, order: &[u64]) -> (Vec<ShardRange>, Vec<u64>) {
     let tile: Vec<u64> = dims.iter().zip(tiles).map(|(&d, &t)| d.div_ceil(t)).collect();
     let count: u64 = tiles.iter().product();
     let mut ranges = Vec::new();
@@ -137,7 +137,7 @@ fn elements(array: ArrayShape<'_>, buf: &[u8], start: &[u64], extent: &[u64]) ->
         .collect()
 }
 
-fn bounds(array: ArrayShape<'_>) -> Vec<u64> {
+pub fn bounds(array: ArrayShape<'_>) -> Vec<u64> {
     array.dimensions().iter().map(|&d| u64::try_from(d).unwrap()).collect()
 }
 
@@ -309,6 +309,8 @@ fn byte_runs_only_for_dense_layouts() {
     assert_eq!(runs_of("f32[7,4]{1,0}", "{devices=[4,1]<=[4]}", true, 3), None);
     assert_eq!(runs_of("f32[7,4]{1,0}", "{devices=[4,1]<=[4]}", false, 3), Some((16, 1)));
     assert_eq!(runs("f32[7,4]{1,0}", "{devices=[2,1]<=[2]}", false), Some((64, 1)));
+    // s32 in 24 bits, whose tail padding makes the byte size that of 4-byte elements: no runs.
+    assert_eq!(runs("s32[3,1]{1,0:L(2)E(24)}", "{devices=[3,1]<=[3]}", false), None);
 }
 
 fn sorted(ranges: &[ShardRange]) -> Vec<ShardRange> {

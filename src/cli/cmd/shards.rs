@@ -27,6 +27,7 @@ use crate::cli::output;
 use crate::cli::parts;
 use crate::error::ShardBufferProblem;
 use crate::sharding::buffers::{ShardBuffers, ShardForm};
+use crate::sharding::reshard::{ReshardPlan, Transfer};
 use crate::sharding::stream::{ByteRun, ByteRuns};
 
 /// The operands of `shards`, validated: the global shape, the sharding, and where each device's
@@ -143,6 +144,9 @@ fn picture(loaded: &Loaded) -> String {
 
 pub fn run(args: &ShardsArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     let loaded = load(args)?;
+    if let (Some(in_dir), Some(to)) = (&args.reshard, &args.to) {
+        return reshard(args, &loaded, (in_dir, to), io);
+    }
     if args.split.is_some() || args.assemble.is_some() {
         return buffers(args, &loaded);
     }
@@ -421,4 +425,276 @@ fn check_no_other_devices(plan: &ShardBuffers, dir: &Path) -> Result<(), Failure
         }
     }
     Ok(())
+}
+
+/// `--only-devices LIST`: device ids and ranges (`0,2,5-7`).
+fn device_list(text: &str) -> Result<std::collections::BTreeSet<DeviceId>, Failure> {
+    let bad = |part: &str| Failure::invalid(format!("--only-devices: `{part}` is not a device id or a range `A-B`"));
+    let mut devices = std::collections::BTreeSet::new();
+    for part in text.split(',').map(str::trim) {
+        let parse = |n: &str| n.trim().parse::<u64>().map_err(|_| bad(part));
+        let (lo, hi) =
+            if let Some((a, b)) = part.split_once('-') { (parse(a)?, parse(b)?) } else { (parse(part)?, parse(part)?) };
+        if hi.checked_sub(lo).is_none_or(|span| span >= crate::sharding::MAX_SHARDING_DEVICES) {
+            return Err(bad(part));
+        }
+        devices.extend((lo..=hi).map(DeviceId));
+    }
+    Ok(devices)
+}
+
+/// The side of a reshard given by a shape, a placement and `--pad-to-tile`.
+fn side(shape: &ShapeBuf, placement: &Placement, padded: bool) -> Result<ShardBuffers, Failure> {
+    let form = if padded { ShardForm::padded_to_tile(placement) } else { ShardForm::Exact };
+    Ok(ShardBuffers::from_placement(super::array_of(shape)?, placement, &form)?)
+}
+
+/// `--reshard IN_DIR --to SHARDING2`: every target device's file made from the source files,
+/// or (`--plan`) the transfers printed.
+fn reshard(
+    args: &ShardsArgs,
+    loaded: &Loaded,
+    (in_dir, to): (&Path, &str),
+    io: &mut Io<'_>,
+) -> Result<Status, Failure> {
+    let to_shape = match &args.to_shape {
+        Some(text) => text::parse_shape(text)?,
+        None => loaded.shape.clone(),
+    };
+    let to_sharding = crate::sharding::parse(to)?;
+    let to_devices = args.to_devices.or(args.devices);
+    to_sharding.validate(&to_shape.view(), to_devices)?;
+    let to_placement = to_sharding.placement(&super::array_of(&to_shape)?, to_devices)?;
+    let plan = ReshardPlan::new(
+        side(&loaded.shape, &loaded.placement, args.pad_to_tile)?,
+        side(&to_shape, &to_placement, args.to_pad_to_tile)?,
+    )?;
+    let only = args.only_devices.as_deref().map(device_list).transpose()?;
+    if let Some(unknown) = only.iter().flatten().find(|d| plan.target().shard_len(**d).is_none()) {
+        return Err(Failure::invalid(format!(
+            "--only-devices: device {unknown} is not a device of the target sharding ({} devices)",
+            plan.target().devices().len()
+        )));
+    }
+    let wanted = |d: &DeviceId| only.as_ref().is_none_or(|set| set.contains(d));
+    if args.plan {
+        let text = if args.json { plan_json(&plan, &wanted).to_string() + "\n" } else { plan_text(&plan, &wanted) };
+        output::write_stdout(io, text.as_bytes())?;
+        return Ok(Status::Ok);
+    }
+    let Some(out_dir) = &args.out_dir else {
+        return Err(Failure::invalid("--reshard writes to --out-dir DIR (or give --plan)"));
+    };
+    let source = plan.source();
+    // Every file's length first: nothing is read or allocated for a wrong set of files.
+    for device in source.devices() {
+        let path = device_file(in_dir, device);
+        if !path.exists() {
+            return Err(shard_error(ShardBufferProblem::Missing { device: device.0 }, &path));
+        }
+        let expected = source.shard_len(device).unwrap_or(0);
+        let actual = file_len(&path)?;
+        if actual != expected {
+            return Err(shard_error(ShardBufferProblem::Length { device: device.0, expected, actual }, &path));
+        }
+    }
+    check_no_other_devices(source, in_dir)?;
+    let mut opened = Vec::with_capacity(source.devices().len());
+    for device in source.devices() {
+        let len = source.shard_len(device).unwrap_or(0);
+        opened.push((device, open(&device_file(in_dir, device), len, "its shard's byte size")?));
+    }
+    let shrank = |opened: &[(DeviceId, Opened)]| opened.iter().try_for_each(|(_, o)| o.source.check());
+    let sources = plan.sources(opened.iter().map(|(d, o)| (*d, &o.source[..])));
+    // Zeros read from a file truncated underneath are not a replica's difference.
+    shrank(&opened)?;
+    let sources = sources?;
+    fs::create_dir_all(out_dir).map_err(|e| Failure::invalid(format!("cannot create {}: {e}", out_dir.display())))?;
+    let groups: Vec<Vec<DeviceId>> = plan
+        .target()
+        .replica_groups()
+        .map(|group| group.iter().copied().filter(|d| wanted(d)).collect::<Vec<_>>())
+        .filter(|group| !group.is_empty())
+        .collect();
+    // The distinct target boxes are independent outputs: one writer each, on every core (the
+    // kernel's copies and the parts' relayouts are CPU work). Memory: two parts per writer, so
+    // the part is split between them.
+    let writers = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(groups.len()).max(1);
+    let part = part_len(args).checked_div(writers).unwrap_or(1).max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failure: std::sync::Mutex<Option<Failure>> = std::sync::Mutex::new(None);
+    let failed = || failure.lock().map_or(true, |f| f.is_some());
+    let target = Target { plan: &plan, sources: &sources, opened: &opened, in_dir, out_dir, part };
+    std::thread::scope(|scope| {
+        for _ in 0..writers {
+            scope.spawn(|| {
+                while !failed() {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(group) = groups.get(k) else { break };
+                    if let Err(e) = target.write(group) {
+                        if let Ok(mut slot) = failure.lock() {
+                            slot.get_or_insert(e);
+                        }
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    match failure.into_inner() {
+        Ok(None) => Ok(Status::Ok),
+        Ok(Some(e)) => Err(e),
+        Err(_) => Err(Failure::invalid("a writer of --reshard failed")),
+    }
+}
+
+/// What writes one distinct target box's files.
+struct Target<'a> {
+    plan: &'a ReshardPlan,
+    sources: &'a crate::sharding::reshard::ReshardSources<'a, 'a>,
+    opened: &'a [(DeviceId, Opened)],
+    in_dir: &'a Path,
+    out_dir: &'a Path,
+    part: usize,
+}
+
+impl Target<'_> {
+    /// The files of `group` (replicas of one target box): its byte runs copied file to file,
+    /// or its parts made once and written to each file.
+    fn write(&self, group: &[DeviceId]) -> Result<(), Failure> {
+        let Some(&first) = group.first() else { return Ok(()) };
+        let shrank = || self.opened.iter().try_for_each(|(_, o)| o.source.check());
+        if let Some(runs) = self.plan.byte_runs(first).filter(|runs| runs.min_len() >= MIN_SPLIT_RUN) {
+            // `copy_from` seeks its input: each writer reads through handles of its own, since
+            // the writers' seeks on one shared handle would race.
+            let mut handles: Vec<(DeviceId, File)> = Vec::new();
+            for &device in group {
+                let mut out = OutFile::create(&device_file(self.out_dir, device))?;
+                for run in runs.clone() {
+                    let Some((_, input)) = self.opened.iter().find(|(d, _)| *d == run.source) else { continue };
+                    if !handles.iter().any(|(d, _)| *d == run.source) {
+                        let file = File::open(device_file(self.in_dir, run.source))
+                            .map_err(|e| Failure::invalid(format!("cannot read {}: {e}", input.name)))?;
+                        handles.push((run.source, file));
+                    }
+                    let Some((_, file)) = handles.iter().find(|(d, _)| *d == run.source) else { continue };
+                    out.copy_from(file, run.source_offset, run.len, &input.name)?;
+                }
+                out.finish()?;
+            }
+            return Ok(());
+        }
+        let mut outs = Vec::with_capacity(group.len());
+        for &device in group {
+            outs.push(OutFile::create(&device_file(self.out_dir, device))?);
+        }
+        let total = usize::try_from(self.plan.target().shard_len(first).unwrap_or(0)).unwrap_or(usize::MAX);
+        let compute = |buf: &mut [u8], range| self.sources.target_range(first, buf, range).map_err(Failure::from);
+        parts::produce(total, self.part, &compute, &mut |bytes| {
+            // A mapped input truncated underneath read as zeros: they go nowhere.
+            shrank()?;
+            outs.iter_mut().try_for_each(|out| out.write_bytes(bytes))
+        })?;
+        for out in outs {
+            out.finish()?;
+        }
+        Ok(())
+    }
+}
+
+fn transfer_json(t: &Transfer<'_>) -> Value {
+    json!({
+        "target": t.target.0,
+        "source": t.source.0,
+        "replicas": t.replicas.iter().map(|d| d.0).collect::<Vec<_>>(),
+        "global_start": t.global_start,
+        "extent": t.extent,
+        "source_start": t.source_start,
+        "target_start": t.target_start,
+        "elements": t.elements,
+        "bytes": t.bytes,
+    })
+}
+
+/// Per device: what it is read for and written with.
+#[derive(Default)]
+struct Totals {
+    bytes_in: u64,
+    bytes_out: u64,
+    transfers_in: u64,
+    transfers_out: u64,
+    /// Transfers into this target read from a box that other devices hold too.
+    replicas_read: u64,
+}
+
+fn totals(plan: &ReshardPlan, wanted: &dyn Fn(&DeviceId) -> bool) -> std::collections::BTreeMap<DeviceId, Totals> {
+    let mut by_device: std::collections::BTreeMap<DeviceId, Totals> = std::collections::BTreeMap::new();
+    for t in plan.transfers().filter(|t| wanted(&t.target)) {
+        let target = by_device.entry(t.target).or_default();
+        target.bytes_in = target.bytes_in.saturating_add(t.bytes);
+        target.transfers_in = target.transfers_in.saturating_add(1);
+        if t.replicas.len() > 1 {
+            target.replicas_read = target.replicas_read.saturating_add(1);
+        }
+        let source = by_device.entry(t.source).or_default();
+        source.bytes_out = source.bytes_out.saturating_add(t.bytes);
+        source.transfers_out = source.transfers_out.saturating_add(1);
+    }
+    by_device
+}
+
+/// `--plan --json`: the transfers (into the wanted targets) and each device's totals.
+fn plan_json(plan: &ReshardPlan, wanted: &dyn Fn(&DeviceId) -> bool) -> Value {
+    let transfers: Vec<Value> = plan.transfers().filter(|t| wanted(&t.target)).map(|t| transfer_json(&t)).collect();
+    let devices: Vec<Value> = totals(plan, wanted)
+        .iter()
+        .map(|(d, t)| {
+            json!({
+                "device": d.0,
+                "source_len": plan.source().shard_len(*d),
+                "target_len": plan.target().shard_len(*d),
+                "bytes_in": t.bytes_in,
+                "bytes_out": t.bytes_out,
+                "transfers_in": t.transfers_in,
+                "transfers_out": t.transfers_out,
+                "replicas_read": t.replicas_read,
+            })
+        })
+        .collect();
+    json!({ "transfers": transfers, "devices": devices })
+}
+
+/// `--plan`: one line per transfer, then one per device.
+fn plan_text(plan: &ReshardPlan, wanted: &dyn Fn(&DeviceId) -> bool) -> String {
+    let boxed = |start: &[u64], extent: &[u64]| {
+        let dims: Vec<String> =
+            start.iter().zip(extent).map(|(&s, &e)| format!("{s}:{}", s.saturating_add(e))).collect();
+        format!("[{}]", dims.join(","))
+    };
+    let mut out = String::new();
+    for t in plan.transfers().filter(|t| wanted(&t.target)) {
+        let _ = write!(
+            out,
+            "device {} <- device {}: global {} from {} to {}, {} bytes",
+            t.target,
+            t.source,
+            boxed(t.global_start, t.extent),
+            boxed(t.source_start, t.extent),
+            boxed(t.target_start, t.extent),
+            t.bytes
+        );
+        if t.replicas.len() > 1 {
+            let replicas: Vec<String> = t.replicas.iter().map(ToString::to_string).collect();
+            let _ = write!(out, " (replicas {})", replicas.join(","));
+        }
+        out.push('\n');
+    }
+    for (d, t) in totals(plan, wanted) {
+        let _ = writeln!(
+            out,
+            "device {d}: {} bytes in ({} transfers, {} from replicas), {} bytes out ({} transfers)",
+            t.bytes_in, t.transfers_in, t.replicas_read, t.bytes_out, t.transfers_out
+        );
+    }
+    out
 }
