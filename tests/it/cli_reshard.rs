@@ -59,8 +59,8 @@ fn names(dir: &Path) -> Vec<String> {
 /// (shape, sharding, target shape, target sharding, --devices, --to-devices, padded either side).
 type Case = (&'static str, &'static str, &'static str, &'static str, Option<u64>, Option<u64>, (bool, bool));
 
-const CASES: [Case; 9] = [
-    // Byte runs of 4 KiB and more, copied file to file.
+const CASES: [Case; 10] = [
+    // Byte runs of 4 KiB to 64 KiB, written from the mapped inputs (`writev`).
     ("f32[16,4096]", "{devices=[2,4]<=[8]}", "f32[16,4096]", "{devices=[8,1]<=[8]}", None, None, (false, false)),
     ("f32[16,4096]", "{devices=[2,4]<=[8]}", "f32[16,4096]", "{devices=[1,4]0,1,2,3}", None, None, (false, false)),
     (
@@ -103,6 +103,8 @@ const CASES: [Case; 9] = [
         None,
         (false, false),
     ),
+    // Byte runs of 64 KiB and more (whole source shards of 128 KiB), copied file to file.
+    ("f32[64,4096]", "{devices=[8,1]<=[8]}", "f32[64,4096]", "{devices=[4,1]7,6,5,4}", None, None, (false, false)),
 ];
 
 /// Every case resharded by the binary in parts of 256 KiB gives the library's bytes; only the

@@ -559,36 +559,51 @@ struct Target<'a> {
 }
 
 impl Target<'_> {
-    /// The files of `group` (replicas of one target box): its byte runs copied file to file,
-    /// or its parts made once and written to each file.
+    /// The files of `group` (replicas of one target box): its byte runs copied file to file or
+    /// written from the mapped inputs ([`MIN_COPY_RUN`], as `--split` does), or its parts made
+    /// once and written to each file.
     fn write(&self, group: &[DeviceId]) -> Result<(), Failure> {
         let Some(&first) = group.first() else { return Ok(()) };
         let shrank = || self.opened.iter().try_for_each(|(_, o)| o.source.check());
+        let len = self.plan.target().shard_len(first).unwrap_or(0);
         if let Some(runs) = self.plan.byte_runs(first).filter(|runs| runs.min_len() >= MIN_SPLIT_RUN) {
+            let input = |device: DeviceId| self.opened.iter().find(|(d, _)| *d == device).map(|(_, o)| o);
             // `copy_from` seeks its input: each writer reads through handles of its own, since
             // the writers' seeks on one shared handle would race.
             let mut handles: Vec<(DeviceId, File)> = Vec::new();
             for &device in group {
                 let mut out = OutFile::create(&device_file(self.out_dir, device))?;
-                for run in runs.clone() {
-                    let Some((_, input)) = self.opened.iter().find(|(d, _)| *d == run.source) else { continue };
-                    if !handles.iter().any(|(d, _)| *d == run.source) {
-                        let file = File::open(device_file(self.in_dir, run.source))
-                            .map_err(|e| Failure::invalid(format!("cannot read {}: {e}", input.name)))?;
-                        handles.push((run.source, file));
+                out.reserve(len)?;
+                if runs.min_len() >= MIN_COPY_RUN {
+                    for run in runs.clone() {
+                        let Some(opened) = input(run.source) else { continue };
+                        if !handles.iter().any(|(d, _)| *d == run.source) {
+                            let file = File::open(device_file(self.in_dir, run.source))
+                                .map_err(|e| Failure::invalid(format!("cannot read {}: {e}", opened.name)))?;
+                            handles.push((run.source, file));
+                        }
+                        let Some((_, file)) = handles.iter().find(|(d, _)| *d == run.source) else { continue };
+                        out.copy_from(file, run.source_offset, run.len, &opened.name)?;
                     }
-                    let Some((_, file)) = handles.iter().find(|(d, _)| *d == run.source) else { continue };
-                    out.copy_from(file, run.source_offset, run.len, &input.name)?;
+                } else {
+                    let slices = runs.clone().filter_map(|run| {
+                        input(run.source).map(|opened| run_bytes(&opened.source, run.source_offset, run.len))
+                    });
+                    out.write_slices(slices, || shrunk_name(self.opened))?;
                 }
+                // A truncation the kernel's copy did not meet still fails the run.
+                shrank()?;
                 out.finish()?;
             }
             return Ok(());
         }
         let mut outs = Vec::with_capacity(group.len());
         for &device in group {
-            outs.push(OutFile::create(&device_file(self.out_dir, device))?);
+            let mut out = OutFile::create(&device_file(self.out_dir, device))?;
+            out.reserve(len)?;
+            outs.push(out);
         }
-        let total = usize::try_from(self.plan.target().shard_len(first).unwrap_or(0)).unwrap_or(usize::MAX);
+        let total = usize::try_from(len).unwrap_or(usize::MAX);
         let compute = |buf: &mut [u8], range| self.sources.target_range(first, buf, range).map_err(Failure::from);
         parts::produce(total, self.part, &compute, &mut |bytes| {
             // A mapped input truncated underneath read as zeros: they go nowhere.
