@@ -3,6 +3,8 @@
 
 use super::endpoint::{Prefill, Resolved};
 use super::kernel;
+use super::lines::Lines;
+use super::pack;
 use super::plan::{Axis, Kernel, Span, Stores, Strategy, Unit};
 use crate::error::{Error, RelayoutProblem, RelayoutSide, Result};
 use crate::memory::extent::{len_u64, to_i64, to_u64};
@@ -123,8 +125,23 @@ fn run_kernel(How { unit, stores, kernel }: How, (s, d): (i64, i64), axes: &[Axi
             16 => kernel::elements::<16>(src, dst, s, d, axes),
             _ => kernel::elements_dyn(src, dst, s, d, axes, width),
         },
-        (Unit::Bits { .. }, Kernel::Unpack) => kernel::unpack_nibbles(src, dst, s, d, axes),
-        (Unit::Bits { .. }, Kernel::Pack) => kernel::pack_nibbles(src, dst, s, d, axes),
+        (Unit::Bits { .. }, Kernel::Unpack { bits } | Kernel::Pack { bits }) => {
+            // Whole destination lines stream at any alignment (`lines.rs`).
+            let mut lines = Lines::new(stores);
+            let out = (&mut *dst, &mut lines);
+            match (kernel, bits) {
+                (Kernel::Unpack { .. }, 1) => pack::unpack::<1>(src, out, s, d, axes),
+                (Kernel::Unpack { .. }, 2) => pack::unpack::<2>(src, out, s, d, axes),
+                (Kernel::Unpack { .. }, _) => pack::unpack::<4>(src, out, s, d, axes),
+                (_, 1) => pack::pack::<1>(src, out, s, d, axes),
+                (_, 2) => pack::pack::<2>(src, out, s, d, axes),
+                _ => pack::pack::<4>(src, out, s, d, axes),
+            }
+            lines.finish(dst);
+            if stores == Stores::Streaming {
+                super::stream::fence();
+            }
+        }
         (Unit::Bits { value, dst_slot }, _) => kernel::bits(src, dst, s, d, axes, value, dst_slot),
     }
 }

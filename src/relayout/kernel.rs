@@ -5,6 +5,7 @@
 //! Offsets are `i64` (strides may be negative); the plan guarantees that every element's offset
 //! is inside its buffer.
 
+use super::lines::Lines;
 use super::plan::{Axis, Order, Stores, asks_ahead, short_run};
 use super::stream::{self, LINE};
 use super::tile;
@@ -89,31 +90,20 @@ pub(crate) fn rows(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], wi
     match stores {
         Stores::Plain => odometer(outer, s, d, &mut |s, d| copy_run(src, dst, s, d, len)),
         Stores::Streaming => {
-            odometer(outer, s, d, &mut |s, d| stream_run(src, dst, s, d, len));
+            // Whole lines stream at any alignment; a row's ends wait for the next row
+            // (`lines.rs`).
+            let mut lines = Lines::new(stores);
+            odometer(outer, s, d, &mut |s, d| {
+                if let (Some(s), Some(d)) = (at(s), at(d)) {
+                    if let Some(from) = src.get(s..s.wrapping_add(len)) {
+                        lines.put(dst, d, from);
+                    }
+                }
+            });
+            lines.finish(dst);
             stream::fence();
         }
     }
-}
-
-/// Copies `len` bytes, the destination's whole aligned lines with streaming stores.
-fn stream_run(src: &[u8], dst: &mut [u8], s: i64, d: i64, len: usize) {
-    let (Some(s), Some(d)) = (at(s), at(d)) else { return };
-    let (Some(from), Some(to)) = (src.get(s..s.wrapping_add(len)), dst.get_mut(d..d.wrapping_add(len))) else {
-        return;
-    };
-    // Up to the first line boundary, the lines, the tail: only the lines stream.
-    let head = to.as_ptr().align_offset(LINE).min(len);
-    let (to_head, to_lines) = to.split_at_mut(head);
-    let (from_head, from_lines) = from.split_at(head);
-    to_head.copy_from_slice(from_head);
-    let mut to_lines = to_lines.chunks_exact_mut(LINE);
-    let mut from_lines = from_lines.chunks_exact(LINE);
-    for (to, from) in (&mut to_lines).zip(&mut from_lines) {
-        if let (Ok(to), Ok(from)) = (<&mut [u8; LINE]>::try_from(to), <&[u8; LINE]>::try_from(from)) {
-            put_line(to, from, Stores::Streaming);
-        }
-    }
-    to_lines.into_remainder().copy_from_slice(from_lines.remainder());
 }
 
 /// One destination line: streamed where the stores and the line allow it, else an ordinary copy
@@ -165,7 +155,9 @@ pub(crate) fn transpose<const N: usize>(
     let rows_wrap = short == Short::Neither && src_minor.checked_add(1) == Some(outer.len());
     let wrap = if rows_wrap && wraps::<N>(minor, inner) { lead::<N>(dst, d) } else { 0 };
     let walk = Walk { src, pair: (minor, inner), fused, short, band, stores, prefetch, wrap };
-    walk.run::<N>(dst, outer, src_minor, s, d, Band::default());
+    let mut lines = Lines::new(stores);
+    walk.run::<N>((dst, &mut lines), outer, src_minor, s, d, Band::default());
+    lines.finish(dst);
     if stores == Stores::Streaming {
         stream::fence();
     }
@@ -238,12 +230,19 @@ struct Band {
 impl Walk<'_> {
     /// The odometer over `outer`; once it has passed the source-minor axis, `band` is the row of
     /// micro-tiles to move.
-    fn run<const N: usize>(&self, dst: &mut [u8], outer: &[Axis], src_minor: usize, s: i64, d: i64, band: Band)
-    where
+    fn run<const N: usize>(
+        &self,
+        (dst, lines): (&mut [u8], &mut Lines),
+        outer: &[Axis],
+        src_minor: usize,
+        s: i64,
+        d: i64,
+        band: Band,
+    ) where
         Bytes<N>: Width,
     {
         let Some((axis, rest)) = outer.split_first() else {
-            self.tiles::<N>(dst, (s, d), band);
+            self.tiles::<N>((dst, lines), (s, d), band);
             return;
         };
         let next = src_minor.wrapping_sub(1);
@@ -286,14 +285,14 @@ impl Walk<'_> {
                     let (s, d, first) =
                         if stepped { (step(s, i, axis.src), step(d, i, axis.dst), 0) } else { (s, d, i) };
                     let last = i.saturating_add(rows) >= total;
-                    self.run::<N>(dst, after, next, s, d, Band { first, rows, j0, j1, last });
+                    self.run::<N>((&mut *dst, &mut *lines), after, next, s, d, Band { first, rows, j0, j1, last });
                     i = i.wrapping_add(per);
                 }
                 j0 = j1;
             }
         } else {
             for k in 0..axis.extent {
-                self.run::<N>(dst, rest, next, step(s, k, axis.src), step(d, k, axis.dst), band);
+                self.run::<N>((&mut *dst, &mut *lines), rest, next, step(s, k, axis.src), step(d, k, axis.dst), band);
             }
         }
     }
@@ -325,16 +324,26 @@ impl Walk<'_> {
     /// `e`) and `r div e` of the axis outside it: contiguous in the source, at two-level
     /// addresses in the destination.
     #[inline]
-    fn tiles<const N: usize>(&self, dst: &mut [u8], (s, d): (i64, i64), Band { first, rows, j0, j1, last }: Band)
-    where
+    fn tiles<const N: usize>(
+        &self,
+        (dst, lines): (&mut [u8], &mut Lines),
+        (s, d): (i64, i64),
+        Band { first, rows, j0, j1, last }: Band,
+    ) where
         Bytes<N>: Width,
     {
         let (src, ((minor, inner), outside), stores) = (self.src, (self.pair, self.fused), self.stores);
         match self.short {
             Short::Source => {
-                return deinterleave::<N>(src, dst, (s, d), (minor, inner), Band { first, rows, j0, j1, last }, stores);
+                return deinterleave::<N>(
+                    src,
+                    (dst, lines),
+                    (s, d),
+                    (minor, inner),
+                    Band { first, rows, j0, j1, last },
+                );
             }
-            Short::Destination if j0 == 0 => return interleave::<N>(src, dst, (s, d), inner, rows, stores),
+            Short::Destination if j0 == 0 => return interleave::<N>(src, (dst, lines), (s, d), inner, rows),
             Short::Destination | Short::Neither => {}
         }
         let height = usize::try_from(rows).unwrap_or(0).min(LINE);
@@ -382,11 +391,10 @@ impl Walk<'_> {
 /// rest element by element.
 fn deinterleave<const N: usize>(
     src: &[u8],
-    dst: &mut [u8],
+    (dst, lines): (&mut [u8], &mut Lines),
     (s, d): (i64, i64),
     (minor, inner): (Axis, Axis),
     Band { rows, j0, j1, .. }: Band,
-    stores: Stores,
 ) {
     let count = usize::try_from(j1.wrapping_sub(j0)).unwrap_or(0);
     let span = usize::try_from(minor.extent).unwrap_or(1);
@@ -398,12 +406,12 @@ fn deinterleave<const N: usize>(
     // Whole lines of every row in registers (`tile.rs`), `span` source lines at a time.
     let mut done = 0;
     if rows == minor.extent {
-        for (c, lines) in run.chunks_exact(span.wrapping_mul(LINE)).enumerate() {
-            let Ok(lines) = bytemuck::try_cast_slice::<u8, [u8; LINE]>(lines) else { break };
+        for (c, source) in run.chunks_exact(span.wrapping_mul(LINE)).enumerate() {
+            let Ok(source) = bytemuck::try_cast_slice::<u8, [u8; LINE]>(source) else { break };
             let column = c.wrapping_mul(LINE);
-            let took = tile::deinterleave::<N>(lines, |r, line| {
-                if let Some(out) = line_at(dst, row_at(r, column)) {
-                    put_line(out, line, stores);
+            let took = tile::deinterleave::<N>(source, |r, line| {
+                if let Some(to) = at(row_at(r, column)) {
+                    lines.put(dst, to, line);
                 }
             });
             if !took {
@@ -432,8 +440,13 @@ fn deinterleave<const N: usize>(
 /// contiguous destination run, into which `e` source rows of `rows` elements are interleaved
 /// (rows → bf16 `(2,1)` sub-tiles), all at once. Whole lines of every source row in registers
 /// (`tile.rs`); the rest element by element.
-fn interleave<const N: usize>(src: &[u8], dst: &mut [u8], (s, d): (i64, i64), inner: Axis, rows: u64, stores: Stores)
-where
+fn interleave<const N: usize>(
+    src: &[u8],
+    (dst, lines): (&mut [u8], &mut Lines),
+    (s, d): (i64, i64),
+    inner: Axis,
+    rows: u64,
+) where
     Bytes<N>: Width,
 {
     let span = usize::try_from(inner.extent).unwrap_or(0);
@@ -445,17 +458,17 @@ where
     if span <= MAX_SPAN {
         'lines: for t in 0..height.checked_div(m).unwrap_or(0) {
             let column = t.wrapping_mul(LINE);
-            let mut lines = [&ZERO_LINE; MAX_SPAN];
-            for (j, line) in lines.iter_mut().take(span).enumerate() {
+            let mut source = [&ZERO_LINE; MAX_SPAN];
+            for (j, line) in source.iter_mut().take(span).enumerate() {
                 let run = source_row(j, column).and_then(|f| src.get(f..f.wrapping_add(LINE)));
                 let Some(Ok(run)) = run.map(<&[u8; LINE]>::try_from) else { break 'lines };
                 *line = run;
             }
             let first = to_i64(len_u64(column.wrapping_mul(span)));
-            let took = tile::interleave::<N>(lines.get(..span).unwrap_or_default(), |q, line| {
-                let at = d.wrapping_add(first).wrapping_add(to_i64(len_u64(q.wrapping_mul(LINE))));
-                if let Some(out) = line_at(dst, at) {
-                    put_line(out, line, stores);
+            let took = tile::interleave::<N>(source.get(..span).unwrap_or_default(), |q, line| {
+                let to = d.wrapping_add(first).wrapping_add(to_i64(len_u64(q.wrapping_mul(LINE))));
+                if let Some(to) = at(to) {
+                    lines.put(dst, to, line);
                 }
             });
             if !took {
@@ -837,82 +850,4 @@ pub(crate) fn bits(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], va
             write_bits(dst, step(d, k, inner.dst), slot, read_bits(src, step(s, k, inner.src), value) & mask);
         }
     });
-}
-
-/// 4-bit elements packed two per byte (low nibble first) → one per byte, high nibble zero. The
-/// innermost axis has source stride 4 bits and destination stride 8 bits.
-pub(crate) fn unpack_nibbles(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis]) {
-    let Some((inner, outer)) = axes.split_last() else { return };
-    odometer(outer, s, d, &mut |s, d| {
-        let (Ok(s), Ok(d)) = (u64::try_from(s), u64::try_from(d)) else { return };
-        let mut n = inner.extent;
-        let (mut s, mut d) = (s, d / 8);
-        if s % 8 == 4 && n > 0 {
-            put(dst, d, get(src, s / 8) >> 4);
-            (s, d, n) = (s.wrapping_add(4), d.wrapping_add(1), n.wrapping_sub(1));
-        }
-        let (Some(from), Some(to)) = (to_usize(s / 8), to_usize(d)) else { return };
-        let pairs = to_usize(n / 2).unwrap_or(0);
-        if let (Some(packed), Some(out)) =
-            (src.get(from..from.wrapping_add(pairs)), dst.get_mut(to..to.wrapping_add(pairs.wrapping_mul(2))))
-        {
-            for (&byte, two) in packed.iter().zip(out.chunks_exact_mut(2)) {
-                two.copy_from_slice(&[byte & 0xF, byte >> 4]);
-            }
-        }
-        if n % 2 == 1 {
-            let last = u64::try_from(pairs).unwrap_or(0);
-            put(dst, d.wrapping_add(last.wrapping_mul(2)), get(src, (s / 8).wrapping_add(last)) & 0xF);
-        }
-    });
-}
-
-/// One byte per element (its low nibble) → 4-bit elements packed two per byte. The innermost
-/// axis has source stride 8 bits and destination stride 4 bits.
-pub(crate) fn pack_nibbles(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis]) {
-    let Some((inner, outer)) = axes.split_last() else { return };
-    odometer(outer, s, d, &mut |s, d| {
-        let (Ok(s), Ok(d)) = (u64::try_from(s), u64::try_from(d)) else { return };
-        let mut n = inner.extent;
-        let (mut s, mut d) = (s / 8, d);
-        if d % 8 == 4 && n > 0 {
-            write_bits(dst, crate::memory::extent::to_i64(d), 4, u128::from(get(src, s) & 0xF));
-            (s, d, n) = (s.wrapping_add(1), d.wrapping_add(4), n.wrapping_sub(1));
-        }
-        let (Some(from), Some(to)) = (to_usize(s), to_usize(d / 8)) else { return };
-        let pairs = to_usize(n / 2).unwrap_or(0);
-        if let (Some(bytes), Some(out)) =
-            (src.get(from..from.wrapping_add(pairs.wrapping_mul(2))), dst.get_mut(to..to.wrapping_add(pairs)))
-        {
-            for (two, o) in bytes.chunks_exact(2).zip(out.iter_mut()) {
-                if let [lo, hi] = *two {
-                    *o = (lo & 0xF) | (hi << 4);
-                }
-            }
-        }
-        if n % 2 == 1 {
-            let last = u64::try_from(pairs).unwrap_or(0);
-            let at = d.wrapping_add(last.wrapping_mul(8));
-            write_bits(
-                dst,
-                crate::memory::extent::to_i64(at),
-                4,
-                u128::from(get(src, s.wrapping_add(last.wrapping_mul(2))) & 0xF),
-            );
-        }
-    });
-}
-
-fn to_usize(v: u64) -> Option<usize> {
-    usize::try_from(v).ok()
-}
-
-fn get(buf: &[u8], at: u64) -> u8 {
-    to_usize(at).and_then(|a| buf.get(a)).copied().unwrap_or(0)
-}
-
-fn put(buf: &mut [u8], at: u64, value: u8) {
-    if let Some(b) = to_usize(at).and_then(|a| buf.get_mut(a)) {
-        *b = value;
-    }
 }

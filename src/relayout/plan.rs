@@ -21,6 +21,7 @@
 use super::StorePolicy;
 use super::endpoint::{DimDigit, Resolved};
 use crate::error::{Error, FieldPath, Result};
+use crate::memory::extent::to_i64;
 
 /// The most boxes a plan keeps; more (many partial tiles in many dimensions) use the general
 /// path.
@@ -43,10 +44,11 @@ pub(crate) enum Kernel {
     /// Axis `src_minor` is contiguous in the source, the innermost axis in the destination:
     /// a cache-blocked 2-D transpose, an odometer over the other axes.
     Transpose { src_minor: usize, order: Order },
-    /// 4-bit elements, packed in the source, one per byte in the destination (innermost axis).
-    Unpack,
-    /// 4-bit elements, one per byte in the source, packed in the destination.
-    Pack,
+    /// `bits`-bit elements (1, 2 or 4), packed in the source, one per byte in the destination
+    /// (innermost axis).
+    Unpack { bits: u32 },
+    /// `bits`-bit elements (1, 2 or 4), one per byte in the source, packed in the destination.
+    Pack { bits: u32 },
     /// Anything else: element by element along the innermost axis.
     Elements,
 }
@@ -172,8 +174,8 @@ impl Strategy {
                                 ""
                             }
                         ),
-                        Kernel::Unpack => "unpack 4-bit elements".to_owned(),
-                        Kernel::Pack => "pack 4-bit elements".to_owned(),
+                        Kernel::Unpack { bits } => format!("unpack {bits}-bit elements"),
+                        Kernel::Pack { bits } => format!("pack {bits}-bit elements"),
                         Kernel::Elements => "element by element along the innermost axis".to_owned(),
                     };
                     writeln!(out, "; {kernel}")?;
@@ -326,8 +328,14 @@ fn finish(block: Block, width: i64, stores: Stores) -> Block {
                 // extent: visiting the outer axes in source order reads the source from end to
                 // end (a bf16 `(2,1)` tile row by tile row) where destination order would read
                 // it in strided passes.
+                // Streamed, an interleave keeps destination order instead: its runs then follow
+                // each other, so that whole lines stream at any alignment (`lines.rs`).
                 let last = axes.len().saturating_sub(1);
-                if let Some(outer) = axes.get_mut(..last) {
+                let deinterleaves = axes
+                    .get(src_minor)
+                    .zip(axes.last())
+                    .is_some_and(|(&minor, inner)| short_run(minor, (minor.src, inner.src), width));
+                if let Some(outer) = axes.get_mut(..last).filter(|_| deinterleaves || stores == Stores::Plain) {
                     outer.sort_by_key(|a| core::cmp::Reverse(a.src.unsigned_abs()));
                 }
                 let src_minor = axes.iter().position(|a| a.src == width).unwrap_or(src_minor);
@@ -419,11 +427,17 @@ fn fuse(axes: &mut Vec<Axis>, src_minor: usize, width: i64) -> Option<usize> {
 /// Normalizes a box in bits and picks its kernel.
 fn finish_bits(block: Block, value: u32, src_slot: u64, dst_slot: u64) -> Block {
     let axes = normalize(block.axes.into_vec());
+    // Elements of 1, 2 or 4 bits packed on one side (slots of their own width), one per byte on
+    // the other, contiguous on both along the innermost axis.
+    let bits = u64::from(value);
+    let packed = super::pack::fits(value);
     let kernel = match axes.last() {
-        Some(inner) if value == 4 && src_slot == 4 && dst_slot == 8 && inner.src == 4 && inner.dst == 8 => {
-            Kernel::Unpack
+        Some(inner) if packed && (src_slot, dst_slot) == (bits, 8) && (inner.src, inner.dst) == (to_i64(bits), 8) => {
+            Kernel::Unpack { bits: value }
         }
-        Some(inner) if value == 4 && src_slot == 8 && dst_slot == 4 && inner.src == 8 && inner.dst == 4 => Kernel::Pack,
+        Some(inner) if packed && (src_slot, dst_slot) == (8, bits) && (inner.src, inner.dst) == (8, to_i64(bits)) => {
+            Kernel::Pack { bits: value }
+        }
         _ => Kernel::Elements,
     };
     Block { src: block.src, dst: block.dst, axes: axes.into(), kernel }
