@@ -479,8 +479,9 @@ impl Placed {
             }
             Placement::Vec => Self::Vec((0..len).map(|i| (i % 251) as u8).collect()),
             Placement::Line(k) => {
-                let v: Vec<u8> = (0..len + 128).map(|i| (i % 251) as u8).collect();
+                let mut v = vec![0u8; len + 128];
                 let start = v.as_ptr().align_offset(64) + k;
+                v[start..start + len].iter_mut().enumerate().for_each(|(i, b)| *b = (i % 251) as u8);
                 Self::Line(v, start, len)
             }
         }

@@ -5,7 +5,7 @@
 //! Offsets are `i64` (strides may be negative); the plan guarantees that every element's offset
 //! is inside its buffer.
 
-use super::lines::Lines;
+use super::lines::{Lines, STAGE_LINES};
 use super::plan::{Axis, Order, Stores, asks_ahead, short_run};
 use super::stream::{self, LINE};
 use super::tile;
@@ -403,22 +403,39 @@ fn deinterleave<const N: usize>(
         return;
     };
     let row_at = |r: usize, column: usize| step(to, len_u64(r), minor.dst).wrapping_add(to_i64(len_u64(column)));
-    // Whole lines of every row in registers (`tile.rs`), `span` source lines at a time.
-    let mut done = 0;
-    if rows == minor.extent {
-        for (c, source) in run.chunks_exact(span.wrapping_mul(LINE)).enumerate() {
+    // Whole lines of every row in registers (`tile.rs`), `span` source lines at a time, staged
+    // up to `STAGED` lines per row and stored as one run per row: `Lines` then carries a row's
+    // ends once per run, not once per line.
+    let mut done: usize = 0;
+    if rows == minor.extent && span.saturating_mul(STAGED) <= STAGE_LINES {
+        let (mut staged, mut start) = (0usize, 0usize);
+        let flush = |lines: &mut Lines, dst: &mut [u8], staged: usize, start: usize| {
+            for r in 0..span {
+                if let Some(to) = at(row_at(r, start)) {
+                    let first = r.wrapping_mul(STAGED);
+                    lines.put_staged(dst, to, first..first.wrapping_add(staged));
+                }
+            }
+        };
+        for source in run.chunks_exact(span.wrapping_mul(LINE)) {
             let Ok(source) = bytemuck::try_cast_slice::<u8, [u8; LINE]>(source) else { break };
-            let column = c.wrapping_mul(LINE);
+            let stage = &mut lines.stage;
             let took = tile::deinterleave::<N>(source, |r, line| {
-                if let Some(to) = at(row_at(r, column)) {
-                    lines.put(dst, to, line);
+                if let Some(into) = stage.get_mut(r.wrapping_mul(STAGED).wrapping_add(staged)) {
+                    *into = *line;
                 }
             });
             if !took {
                 break;
             }
-            done = column.wrapping_add(LINE);
+            staged = staged.wrapping_add(1);
+            done = done.wrapping_add(LINE);
+            if staged == STAGED {
+                flush(lines, dst, staged, start);
+                (staged, start) = (0, done);
+            }
         }
+        flush(lines, dst, staged, start);
     }
     // The rest element by element.
     for r in 0..usize::try_from(rows).unwrap_or(0) {
@@ -453,8 +470,10 @@ fn interleave<const N: usize>(
     let height = usize::try_from(rows).unwrap_or(0);
     let source_row = |j: usize, column: usize| at(step(s, len_u64(j), inner.src))?.checked_add(column);
     let m = <Bytes<N> as Width>::M;
-    // Whole lines of every source row, interleaved in registers (`tile.rs`).
+    // Whole lines of every source row, interleaved in registers (`tile.rs`): one destination run
+    // from `d` on, staged `STAGED` lines at a time and stored as one (`Lines`).
     let mut done: usize = 0;
+    let (mut staged, mut start) = (0usize, 0usize);
     if span <= MAX_SPAN {
         'lines: for t in 0..height.checked_div(m).unwrap_or(0) {
             let column = t.wrapping_mul(LINE);
@@ -464,11 +483,16 @@ fn interleave<const N: usize>(
                 let Some(Ok(run)) = run.map(<&[u8; LINE]>::try_from) else { break 'lines };
                 *line = run;
             }
-            let first = to_i64(len_u64(column.wrapping_mul(span)));
-            let took = tile::interleave::<N>(source.get(..span).unwrap_or_default(), |q, line| {
-                let to = d.wrapping_add(first).wrapping_add(to_i64(len_u64(q.wrapping_mul(LINE))));
-                if let Some(to) = at(to) {
-                    lines.put(dst, to, line);
+            let took = tile::interleave::<N>(source.get(..span).unwrap_or_default(), |_, line| {
+                if let Some(into) = lines.stage.get_mut(staged) {
+                    *into = *line;
+                }
+                staged = staged.wrapping_add(1);
+                if staged == STAGE_LINES {
+                    if let Some(to) = at(d).map(|t| t.wrapping_add(start)) {
+                        lines.put_staged(dst, to, 0..staged);
+                    }
+                    (staged, start) = (0, start.wrapping_add(STAGE_LINES.wrapping_mul(LINE)));
                 }
             });
             if !took {
@@ -476,6 +500,9 @@ fn interleave<const N: usize>(
             }
             done = done.wrapping_add(m);
         }
+    }
+    if let Some(to) = at(d).map(|t| t.wrapping_add(start)) {
+        lines.put_staged(dst, to, 0..staged);
     }
     // The rest element by element.
     let (skip_src, skip_dst) = (done.wrapping_mul(N), done.wrapping_mul(span).wrapping_mul(N));
@@ -673,6 +700,10 @@ static ZERO_LINE: [u8; LINE] = [0; LINE];
 
 /// The most rows [`tile::interleave`] takes (16 one-byte elements to a lane).
 const MAX_SPAN: usize = 16;
+
+/// Lines per row the (de)interleaving transposes stage before storing them as one run (4: one
+/// bf16 row of a `(8,128)` tile).
+const STAGED: usize = 4;
 
 /// The destination line at `offset`, if it is inside the buffer.
 #[inline]

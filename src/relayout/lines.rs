@@ -33,52 +33,86 @@ struct Carry {
     next: usize,
     base: usize,
     from: usize,
+    /// When the slot was taken ([`Carries::take`]): the oldest carry is the one given up.
+    stamp: u64,
     bytes: [u8; LINE],
 }
 
-const EMPTY: Carry = Carry { next: FREE, base: 0, from: 0, bytes: [0; LINE] };
+const EMPTY: Carry = Carry { next: FREE, base: 0, from: 0, stamp: 0, bytes: [0; LINE] };
 
-/// The carries of one kernel run (see the module's documentation).
+/// Lines of scratch a kernel may stage runs in ([`Lines::stage`]): 16 rows of 4 lines.
+pub(crate) const STAGE_LINES: usize = 64;
+
+/// The carries of one kernel run (see the module's documentation), and scratch lines to stage
+/// runs in (zeroed once per kernel run, not once per band).
 pub(crate) struct Lines {
-    stores: Stores,
-    carries: [Carry; SLOTS],
-    /// The slot tried first: the one after the last taken (runs in flight come round in order).
-    hint: usize,
+    carries: Carries,
+    /// Scratch for the kernel: runs assembled here are stored with [`put_staged`](Self::put_staged).
+    pub(crate) stage: [[u8; LINE]; STAGE_LINES],
 }
 
 impl Lines {
     /// No carries yet; `stores` says whether whole lines stream.
     pub(crate) fn new(stores: Stores) -> Self {
-        Self { stores, carries: [EMPTY; SLOTS], hint: 0 }
+        Self { carries: Carries::new(stores), stage: [[0; LINE]; STAGE_LINES] }
     }
 
     /// Writes `run` at `dst[at..]` (nothing when it does not fit: the plan never asks that).
     #[inline]
     pub(crate) fn put(&mut self, dst: &mut [u8], at: usize, run: &[u8]) {
-        if self.stores == Stores::Plain {
-            if let Some(to) = dst.get_mut(at..at.wrapping_add(run.len())) {
-                to.copy_from_slice(run);
-            }
-            return;
+        self.carries.put(dst, at, run);
+    }
+
+    /// [`put`](Self::put) of the staged lines `lines`.
+    #[inline]
+    pub(crate) fn put_staged(&mut self, dst: &mut [u8], at: usize, lines: core::ops::Range<usize>) {
+        if let Some(run) = self.stage.get(lines) {
+            self.carries.put(dst, at, bytemuck::cast_slice(run));
         }
-        if dst.get(at..at.wrapping_add(run.len())).is_none() {
-            return;
-        }
+    }
+
+    /// Writes every carry left with ordinary stores: the end of a kernel's run (before its
+    /// store fence).
+    pub(crate) fn finish(&mut self, dst: &mut [u8]) {
+        self.carries.finish(dst);
+    }
+}
+
+/// The carries themselves.
+struct Carries {
+    stores: Stores,
+    slots: [Carry; SLOTS],
+    /// The slot [`find`](Self::find) tries first: the one after the last completed (runs in
+    /// flight come round in order: a deinterleave's rows).
+    hint: usize,
+    /// The slot last given a run's end, tried second (one stream: its own next run).
+    last: usize,
+    /// The slot [`take`](Self::take) tries first: the last one freed.
+    freed: usize,
+    /// Slots taken so far.
+    clock: u64,
+}
+
+impl Carries {
+    fn new(stores: Stores) -> Self {
+        Self { stores, slots: [EMPTY; SLOTS], hint: 0, last: 0, freed: 0, clock: 0 }
+    }
+
+    #[inline]
+    fn put(&mut self, dst: &mut [u8], at: usize, run: &[u8]) {
+        let Some(to) = dst.get_mut(at..at.wrapping_add(run.len())) else { return };
         // The run's position in its first line (`align_offset` may decline: then a plain copy).
-        let ahead = dst.get(at..).map_or(usize::MAX, |rest| rest.as_ptr().align_offset(LINE));
-        if ahead > LINE {
-            if let Some(to) = dst.get_mut(at..at.wrapping_add(run.len())) {
-                to.copy_from_slice(run);
-            }
+        let ahead = to.as_ptr().align_offset(LINE);
+        if self.stores == Stores::Plain || ahead > LINE {
+            to.copy_from_slice(run);
             return;
         }
         let phase = LINE.wrapping_sub(ahead) % LINE;
         let (mut pos, mut rest) = (at, run);
         if phase != 0 {
-            let head = (LINE.wrapping_sub(phase)).min(rest.len());
-            let (now, later) = rest.split_at(head);
+            let (now, later) = rest.split_at(LINE.wrapping_sub(phase).min(rest.len()));
             self.head(dst, pos, phase, now);
-            (pos, rest) = (pos.wrapping_add(head), later);
+            (pos, rest) = (pos.wrapping_add(now.len()), later);
         }
         // On a line boundary now: whole lines stream, the tail waits in a carry.
         let mut lines = rest.chunks_exact(LINE);
@@ -93,18 +127,20 @@ impl Lines {
         let tail = lines.remainder();
         if !tail.is_empty() {
             let slot = self.take(dst);
-            if let Some(carry) = self.carries.get_mut(slot) {
+            if let Some(carry) = self.slots.get_mut(slot) {
                 if let Some(into) = carry.bytes.get_mut(..tail.len()) {
                     into.copy_from_slice(tail);
                 }
-                *carry = Carry { next: pos.wrapping_add(tail.len()), base: pos, from: 0, bytes: carry.bytes };
+                (carry.next, carry.base, carry.from) = (pos.wrapping_add(tail.len()), pos, 0);
             }
+            self.last = slot;
         }
     }
 
     /// The part of a run inside its first line, which it enters at byte `phase` (not 0):
     /// completes the carry that ends there, or starts one; a line completed from its first byte
     /// streams, any other reaching the line's end is written with ordinary stores.
+    #[inline]
     fn head(&mut self, dst: &mut [u8], pos: usize, phase: usize, now: &[u8]) {
         let end = phase.wrapping_add(now.len());
         let slot = match self.find(pos) {
@@ -117,62 +153,72 @@ impl Lines {
             }
             None => {
                 let slot = self.take(dst);
-                if let Some(carry) = self.carries.get_mut(slot) {
-                    *carry = Carry { next: pos, base: pos, from: phase, bytes: carry.bytes };
+                if let Some(carry) = self.slots.get_mut(slot) {
+                    (carry.base, carry.from) = (pos, phase);
                 }
+                self.last = slot;
                 slot
             }
         };
-        let Some(carry) = self.carries.get_mut(slot) else { return };
+        let Some(carry) = self.slots.get_mut(slot) else { return };
         if let Some(into) = carry.bytes.get_mut(phase..end) {
             into.copy_from_slice(now);
         }
-        carry.next = pos.wrapping_add(now.len());
         if end == LINE {
-            let done = *carry;
             carry.next = FREE;
-            write(dst, &done, LINE);
+            write(dst, carry, LINE);
+            self.freed = slot;
+        } else {
+            carry.next = pos.wrapping_add(now.len());
         }
     }
 
-    /// The slot whose run continues at `pos`.
+    /// The slot whose run continues at `pos`: the hint's, the last end's, else any.
     #[inline]
     fn find(&mut self, pos: usize) -> Option<usize> {
-        let found = (0..SLOTS)
-            .map(|k| self.hint.wrapping_add(k) % SLOTS)
-            .find(|&k| self.carries.get(k).is_some_and(|c| c.next == pos))?;
+        let continues = |carries: &[Carry; SLOTS], k: usize| carries.get(k).is_some_and(|c| c.next == pos);
+        let found = if continues(&self.slots, self.hint) {
+            self.hint
+        } else if continues(&self.slots, self.last) {
+            self.last
+        } else {
+            (0..SLOTS).find(|&k| continues(&self.slots, k))?
+        };
         self.hint = found.wrapping_add(1) % SLOTS;
         Some(found)
     }
 
-    /// A free slot, writing out the carry that held it when none is free.
+    /// A free slot (the last freed, else any); when none is, the oldest, its carry written out
+    /// (a run's last end that no run continues: a row's end whose next row was written first).
     #[inline]
     fn take(&mut self, dst: &mut [u8]) -> usize {
-        let free = (0..SLOTS)
-            .map(|k| self.hint.wrapping_add(k) % SLOTS)
-            .find(|&k| self.carries.get(k).is_some_and(|c| c.next == FREE));
-        let slot = free.unwrap_or(self.hint);
-        if let Some(carry) = self.carries.get_mut(slot) {
+        let free = |carries: &[Carry; SLOTS], k: usize| carries.get(k).is_some_and(|c| c.next == FREE);
+        let slot = if free(&self.slots, self.freed) {
+            self.freed
+        } else {
+            (0..SLOTS).find(|&k| free(&self.slots, k)).unwrap_or_else(|| {
+                (0..SLOTS).min_by_key(|&k| self.slots.get(k).map_or(u64::MAX, |c| c.stamp)).unwrap_or(0)
+            })
+        };
+        self.clock = self.clock.wrapping_add(1);
+        if let Some(carry) = self.slots.get_mut(slot) {
             if carry.next != FREE {
-                let done = *carry;
-                carry.next = FREE;
-                let to = done.from.wrapping_add(done.next.wrapping_sub(done.base));
-                write(dst, &done, to);
+                let to = carry.from.wrapping_add(carry.next.wrapping_sub(carry.base));
+                write(dst, carry, to);
             }
+            // Taken: `next` is set by the caller; until then the slot is not free.
+            carry.next = FREE.wrapping_sub(1);
+            carry.stamp = self.clock;
         }
-        self.hint = slot.wrapping_add(1) % SLOTS;
         slot
     }
 
-    /// Writes every carry left with ordinary stores: the end of a kernel's run (before its
-    /// store fence).
-    pub(crate) fn finish(&mut self, dst: &mut [u8]) {
-        for carry in &mut self.carries {
+    fn finish(&mut self, dst: &mut [u8]) {
+        for carry in &mut self.slots {
             if carry.next != FREE {
-                let done = *carry;
+                let to = carry.from.wrapping_add(carry.next.wrapping_sub(carry.base));
                 carry.next = FREE;
-                let to = done.from.wrapping_add(done.next.wrapping_sub(done.base));
-                write(dst, &done, to);
+                write(dst, carry, to);
             }
         }
     }
