@@ -117,6 +117,17 @@ fn run_kernel(How { unit, stores, kernel }: How, (s, d): (i64, i64), axes: &[Axi
             16 => kernel::transpose::<16>(src, dst, (s, d), axes, (src_minor, order), stores),
             _ => kernel::elements_dyn(src, dst, s, d, axes, width),
         },
+        (Unit::Bytes { .. }, Kernel::Wide { src_minor, order, bytes }) => {
+            // The innermost axis is one element of `bytes`.
+            let outer = axes.split_last().map_or(axes, |(_, outer)| outer);
+            let tile = (src_minor, order);
+            match bytes {
+                2 => kernel::transpose::<2>(src, dst, (s, d), outer, tile, stores),
+                4 => kernel::transpose::<4>(src, dst, (s, d), outer, tile, stores),
+                8 => kernel::transpose::<8>(src, dst, (s, d), outer, tile, stores),
+                _ => kernel::transpose::<16>(src, dst, (s, d), outer, tile, stores),
+            }
+        }
         (Unit::Bytes { width }, _) => match width {
             1 => kernel::elements::<1>(src, dst, s, d, axes),
             2 => kernel::elements::<2>(src, dst, s, d, axes),

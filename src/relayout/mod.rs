@@ -480,6 +480,12 @@ mod tests {
         assert_eq!(kernels(&plan("s4[64]{0:E(4)}", "s4[64]{0}")), [Kernel::Unpack { bits: 4 }]);
         assert_eq!(kernels(&plan("s4[64]{0}", "s4[64]{0:E(4)}")), [Kernel::Pack { bits: 4 }]);
         assert_eq!(kernels(&plan("u2[64]{0:E(2)}", "u2[64]{0}")), [Kernel::Unpack { bits: 2 }]);
+        // A tiled transpose: the (2,1) sub-tiles' pairs (4 bytes, contiguous on both sides)
+        // moved as the elements of a fused transpose.
+        assert!(matches!(
+            kernels(&plan("bf16[256,64]{1,0}", "bf16[256,64]{0,1:T(8,128)(2,1)}"))[..],
+            [Kernel::Wide { bytes: 4, order: Order::Fused, .. }]
+        ));
         assert_eq!(kernels(&plan("s2[64]{0}", "s2[64]{0:E(2)}")), [Kernel::Pack { bits: 2 }]);
         // A combine dimension is not a mixed-radix refinement: the general path.
         assert!(matches!(plan("f32[4,6]{1,0:T(*,2)}", "f32[4,6]{1,0}").strategy, Strategy::General { .. }));
