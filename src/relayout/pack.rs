@@ -18,14 +18,9 @@ use crate::memory::extent::to_i64;
 /// Packed bytes per block of the staging buffer: a few lines, so that [`Lines`] streams them.
 const BLOCK: usize = 256;
 
-/// Bits per element the kernels take: 1, 2 or 4.
-pub(crate) const fn fits(bits: u32) -> bool {
-    matches!(bits, 1 | 2 | 4)
-}
-
 /// One byte per element → `BITS`-bit elements packed. The innermost axis has source stride 8
 /// bits and destination stride `BITS` bits; `s` and `d` are bit offsets.
-// `BITS` is 1, 2 or 4 (`fits`): `8 / BITS` and `8 - BITS` are small and positive; `% 8` and
+// `BITS` is 1, 2 or 4 (the plan's `finish_bits`): `8 / BITS` and `8 - BITS` are small and positive; `% 8` and
 // `/ 8` of unsigned offsets cannot fail; counts only grow up to the run's length (`done ≤ whole`).
 #[allow(clippy::arithmetic_side_effects)]
 pub(crate) fn pack<const BITS: u32>(src: &[u8], (dst, lines): (&mut [u8], &mut Lines), s: i64, d: i64, axes: &[Axis]) {
@@ -69,7 +64,7 @@ pub(crate) fn pack<const BITS: u32>(src: &[u8], (dst, lines): (&mut [u8], &mut L
 
 /// `BITS`-bit elements packed → one per byte, the bits above the value zero. The innermost axis
 /// has source stride `BITS` bits and destination stride 8 bits; `s` and `d` are bit offsets.
-// `BITS` is 1, 2 or 4 (`fits`): `8 / BITS` and `8 - BITS` are small and positive; `% 8` and
+// `BITS` is 1, 2 or 4 (the plan's `finish_bits`): `8 / BITS` and `8 - BITS` are small and positive; `% 8` and
 // `/ 8` of unsigned offsets cannot fail; counts only grow up to the run's length (`done ≤ whole`).
 #[allow(clippy::arithmetic_side_effects)]
 pub(crate) fn unpack<const BITS: u32>(
@@ -123,7 +118,7 @@ pub(crate) fn unpack<const BITS: u32>(
 
 /// Packs `out.len() · 8 / BITS` bytes of `src` (exactly that many), the low `BITS` bits of each,
 /// into `out`.
-// `BITS` is 1, 2 or 4 (`fits`): `8 / BITS` and `8 - BITS` are small and positive; `% 8` and
+// `BITS` is 1, 2 or 4 (the plan's `finish_bits`): `8 / BITS` and `8 - BITS` are small and positive; `% 8` and
 // `/ 8` of unsigned offsets cannot fail; counts only grow up to the run's length (`done ≤ whole`).
 #[allow(clippy::arithmetic_side_effects)]
 #[inline]
@@ -148,7 +143,7 @@ fn pack_bytes<const BITS: u32>(src: &[u8], out: &mut [u8]) {
 }
 
 /// Unpacks `src` into `out` (`src.len() · 8 / BITS` bytes, one element each).
-// `BITS` is 1, 2 or 4 (`fits`): `8 / BITS` and `8 - BITS` are small and positive; `% 8` and
+// `BITS` is 1, 2 or 4 (the plan's `finish_bits`): `8 / BITS` and `8 - BITS` are small and positive; `% 8` and
 // `/ 8` of unsigned offsets cannot fail; counts only grow up to the run's length (`done ≤ whole`).
 #[allow(clippy::arithmetic_side_effects)]
 #[inline]

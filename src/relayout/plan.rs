@@ -466,7 +466,8 @@ fn finish_bits(block: Block, value: u32, src_slot: u64, dst_slot: u64) -> Block 
     // Elements of 1, 2 or 4 bits packed on one side (slots of their own width), one per byte on
     // the other, contiguous on both along the innermost axis.
     let bits = u64::from(value);
-    let packed = super::pack::fits(value);
+    // The widths `pack.rs` has kernels for.
+    let packed = matches!(value, 1 | 2 | 4);
     let kernel = match axes.last() {
         Some(inner) if packed && (src_slot, dst_slot) == (bits, 8) && (inner.src, inner.dst) == (to_i64(bits), 8) => {
             Kernel::Unpack { bits: value }
