@@ -5,7 +5,7 @@
 //! Offsets are `i64` (strides may be negative); the plan guarantees that every element's offset
 //! is inside its buffer.
 
-use super::lines::{Lines, STAGE_LINES};
+use super::lines::Lines;
 use super::plan::{Axis, Order, Stores, asks_ahead, short_run};
 use super::stream::{self, LINE};
 use super::tile;
@@ -155,9 +155,7 @@ pub(crate) fn transpose<const N: usize>(
     let rows_wrap = short == Short::Neither && src_minor.checked_add(1) == Some(outer.len());
     let wrap = if rows_wrap && wraps::<N>(minor, inner) { lead::<N>(dst, d) } else { 0 };
     let walk = Walk { src, pair: (minor, inner), fused, short, band, stores, prefetch, wrap };
-    let mut lines = Lines::new(stores);
-    walk.run::<N>((dst, &mut lines), outer, src_minor, s, d, Band::default());
-    lines.finish(dst);
+    walk.run::<N>(dst, outer, src_minor, s, d, Band::default());
     if stores == Stores::Streaming {
         stream::fence();
     }
@@ -230,19 +228,12 @@ struct Band {
 impl Walk<'_> {
     /// The odometer over `outer`; once it has passed the source-minor axis, `band` is the row of
     /// micro-tiles to move.
-    fn run<const N: usize>(
-        &self,
-        (dst, lines): (&mut [u8], &mut Lines),
-        outer: &[Axis],
-        src_minor: usize,
-        s: i64,
-        d: i64,
-        band: Band,
-    ) where
+    fn run<const N: usize>(&self, dst: &mut [u8], outer: &[Axis], src_minor: usize, s: i64, d: i64, band: Band)
+    where
         Bytes<N>: Width,
     {
         let Some((axis, rest)) = outer.split_first() else {
-            self.tiles::<N>((dst, lines), (s, d), band);
+            self.tiles::<N>(dst, (s, d), band);
             return;
         };
         let next = src_minor.wrapping_sub(1);
@@ -285,14 +276,14 @@ impl Walk<'_> {
                     let (s, d, first) =
                         if stepped { (step(s, i, axis.src), step(d, i, axis.dst), 0) } else { (s, d, i) };
                     let last = i.saturating_add(rows) >= total;
-                    self.run::<N>((&mut *dst, &mut *lines), after, next, s, d, Band { first, rows, j0, j1, last });
+                    self.run::<N>(dst, after, next, s, d, Band { first, rows, j0, j1, last });
                     i = i.wrapping_add(per);
                 }
                 j0 = j1;
             }
         } else {
             for k in 0..axis.extent {
-                self.run::<N>((&mut *dst, &mut *lines), rest, next, step(s, k, axis.src), step(d, k, axis.dst), band);
+                self.run::<N>(dst, rest, next, step(s, k, axis.src), step(d, k, axis.dst), band);
             }
         }
     }
@@ -324,26 +315,16 @@ impl Walk<'_> {
     /// `e`) and `r div e` of the axis outside it: contiguous in the source, at two-level
     /// addresses in the destination.
     #[inline]
-    fn tiles<const N: usize>(
-        &self,
-        (dst, lines): (&mut [u8], &mut Lines),
-        (s, d): (i64, i64),
-        Band { first, rows, j0, j1, last }: Band,
-    ) where
+    fn tiles<const N: usize>(&self, dst: &mut [u8], (s, d): (i64, i64), Band { first, rows, j0, j1, last }: Band)
+    where
         Bytes<N>: Width,
     {
         let (src, ((minor, inner), outside), stores) = (self.src, (self.pair, self.fused), self.stores);
         match self.short {
             Short::Source => {
-                return deinterleave::<N>(
-                    src,
-                    (dst, lines),
-                    (s, d),
-                    (minor, inner),
-                    Band { first, rows, j0, j1, last },
-                );
+                return deinterleave::<N>(src, dst, (s, d), (minor, inner), Band { first, rows, j0, j1, last }, stores);
             }
-            Short::Destination if j0 == 0 => return interleave::<N>(src, (dst, lines), (s, d), inner, rows),
+            Short::Destination if j0 == 0 => return interleave::<N>(src, dst, (s, d), inner, rows, stores),
             Short::Destination | Short::Neither => {}
         }
         let height = usize::try_from(rows).unwrap_or(0).min(LINE);
@@ -391,10 +372,11 @@ impl Walk<'_> {
 /// rest element by element.
 fn deinterleave<const N: usize>(
     src: &[u8],
-    (dst, lines): (&mut [u8], &mut Lines),
+    dst: &mut [u8],
     (s, d): (i64, i64),
     (minor, inner): (Axis, Axis),
     Band { rows, j0, j1, .. }: Band,
+    stores: Stores,
 ) {
     let count = usize::try_from(j1.wrapping_sub(j0)).unwrap_or(0);
     let span = usize::try_from(minor.extent).unwrap_or(1);
@@ -403,39 +385,22 @@ fn deinterleave<const N: usize>(
         return;
     };
     let row_at = |r: usize, column: usize| step(to, len_u64(r), minor.dst).wrapping_add(to_i64(len_u64(column)));
-    // Whole lines of every row in registers (`tile.rs`), `span` source lines at a time, staged
-    // up to `STAGED` lines per row and stored as one run per row: `Lines` then carries a row's
-    // ends once per run, not once per line.
-    let mut done: usize = 0;
-    if rows == minor.extent && span.saturating_mul(STAGED) <= STAGE_LINES {
-        let (mut staged, mut start) = (0usize, 0usize);
-        let flush = |lines: &mut Lines, dst: &mut [u8], staged: usize, start: usize| {
-            for r in 0..span {
-                if let Some(to) = at(row_at(r, start)) {
-                    let first = r.wrapping_mul(STAGED);
-                    lines.put_staged(dst, to, first..first.wrapping_add(staged));
-                }
-            }
-        };
-        for source in run.chunks_exact(span.wrapping_mul(LINE)) {
-            let Ok(source) = bytemuck::try_cast_slice::<u8, [u8; LINE]>(source) else { break };
-            let stage = &mut lines.stage;
-            let took = tile::deinterleave::<N>(source, |r, line| {
-                if let Some(into) = stage.get_mut(r.wrapping_mul(STAGED).wrapping_add(staged)) {
-                    *into = *line;
+    // Whole lines of every row in registers (`tile.rs`), `span` source lines at a time.
+    let mut done = 0;
+    if rows == minor.extent {
+        for (c, lines) in run.chunks_exact(span.wrapping_mul(LINE)).enumerate() {
+            let Ok(lines) = bytemuck::try_cast_slice::<u8, [u8; LINE]>(lines) else { break };
+            let column = c.wrapping_mul(LINE);
+            let took = tile::deinterleave::<N>(lines, |r, line| {
+                if let Some(out) = line_at(dst, row_at(r, column)) {
+                    put_line(out, line, stores);
                 }
             });
             if !took {
                 break;
             }
-            staged = staged.wrapping_add(1);
-            done = done.wrapping_add(LINE);
-            if staged == STAGED {
-                flush(lines, dst, staged, start);
-                (staged, start) = (0, done);
-            }
+            done = column.wrapping_add(LINE);
         }
-        flush(lines, dst, staged, start);
     }
     // The rest element by element.
     for r in 0..usize::try_from(rows).unwrap_or(0) {
@@ -457,42 +422,30 @@ fn deinterleave<const N: usize>(
 /// contiguous destination run, into which `e` source rows of `rows` elements are interleaved
 /// (rows → bf16 `(2,1)` sub-tiles), all at once. Whole lines of every source row in registers
 /// (`tile.rs`); the rest element by element.
-fn interleave<const N: usize>(
-    src: &[u8],
-    (dst, lines): (&mut [u8], &mut Lines),
-    (s, d): (i64, i64),
-    inner: Axis,
-    rows: u64,
-) where
+fn interleave<const N: usize>(src: &[u8], dst: &mut [u8], (s, d): (i64, i64), inner: Axis, rows: u64, stores: Stores)
+where
     Bytes<N>: Width,
 {
     let span = usize::try_from(inner.extent).unwrap_or(0);
     let height = usize::try_from(rows).unwrap_or(0);
     let source_row = |j: usize, column: usize| at(step(s, len_u64(j), inner.src))?.checked_add(column);
     let m = <Bytes<N> as Width>::M;
-    // Whole lines of every source row, interleaved in registers (`tile.rs`): one destination run
-    // from `d` on, staged `STAGED` lines at a time and stored as one (`Lines`).
+    // Whole lines of every source row, interleaved in registers (`tile.rs`).
     let mut done: usize = 0;
-    let (mut staged, mut start) = (0usize, 0usize);
     if span <= MAX_SPAN {
         'lines: for t in 0..height.checked_div(m).unwrap_or(0) {
             let column = t.wrapping_mul(LINE);
-            let mut source = [&ZERO_LINE; MAX_SPAN];
-            for (j, line) in source.iter_mut().take(span).enumerate() {
+            let mut lines = [&ZERO_LINE; MAX_SPAN];
+            for (j, line) in lines.iter_mut().take(span).enumerate() {
                 let run = source_row(j, column).and_then(|f| src.get(f..f.wrapping_add(LINE)));
                 let Some(Ok(run)) = run.map(<&[u8; LINE]>::try_from) else { break 'lines };
                 *line = run;
             }
-            let took = tile::interleave::<N>(source.get(..span).unwrap_or_default(), |_, line| {
-                if let Some(into) = lines.stage.get_mut(staged) {
-                    *into = *line;
-                }
-                staged = staged.wrapping_add(1);
-                if staged == STAGE_LINES {
-                    if let Some(to) = at(d).map(|t| t.wrapping_add(start)) {
-                        lines.put_staged(dst, to, 0..staged);
-                    }
-                    (staged, start) = (0, start.wrapping_add(STAGE_LINES.wrapping_mul(LINE)));
+            let first = to_i64(len_u64(column.wrapping_mul(span)));
+            let took = tile::interleave::<N>(lines.get(..span).unwrap_or_default(), |q, line| {
+                let at = d.wrapping_add(first).wrapping_add(to_i64(len_u64(q.wrapping_mul(LINE))));
+                if let Some(out) = line_at(dst, at) {
+                    put_line(out, line, stores);
                 }
             });
             if !took {
@@ -500,9 +453,6 @@ fn interleave<const N: usize>(
             }
             done = done.wrapping_add(m);
         }
-    }
-    if let Some(to) = at(d).map(|t| t.wrapping_add(start)) {
-        lines.put_staged(dst, to, 0..staged);
     }
     // The rest element by element.
     let (skip_src, skip_dst) = (done.wrapping_mul(N), done.wrapping_mul(span).wrapping_mul(N));
@@ -700,10 +650,6 @@ static ZERO_LINE: [u8; LINE] = [0; LINE];
 
 /// The most rows [`tile::interleave`] takes (16 one-byte elements to a lane).
 const MAX_SPAN: usize = 16;
-
-/// Lines per row the (de)interleaving transposes stage before storing them as one run (4: one
-/// bf16 row of a `(8,128)` tile).
-const STAGED: usize = 4;
 
 /// The destination line at `offset`, if it is inside the buffer.
 #[inline]

@@ -1,6 +1,6 @@
 //! Destination runs written at any alignment, whole cache lines streamed (`docs/relayout.md`
 //! rule 10, "Any destination alignment"): the shared store path of the kernels that write
-//! contiguous destination runs in order — rows, and the (de)interleaving transposes.
+//! contiguous destination runs in order: rows, and packed sub-byte elements.
 //!
 //! A kernel hands [`Lines::put`] a run of bytes and its destination offset. With ordinary stores
 //! the run is copied. With streaming stores only whole, aligned cache lines are streamed: a run
@@ -40,35 +40,21 @@ struct Carry {
 
 const EMPTY: Carry = Carry { next: FREE, base: 0, from: 0, stamp: 0, bytes: [0; LINE] };
 
-/// Lines of scratch a kernel may stage runs in ([`Lines::stage`]): 16 rows of 4 lines.
-pub(crate) const STAGE_LINES: usize = 64;
-
-/// The carries of one kernel run (see the module's documentation), and scratch lines to stage
-/// runs in (zeroed once per kernel run, not once per band).
+/// The carries of one kernel run (see the module's documentation).
 pub(crate) struct Lines {
     carries: Carries,
-    /// Scratch for the kernel: runs assembled here are stored with [`put_staged`](Self::put_staged).
-    pub(crate) stage: [[u8; LINE]; STAGE_LINES],
 }
 
 impl Lines {
     /// No carries yet; `stores` says whether whole lines stream.
     pub(crate) fn new(stores: Stores) -> Self {
-        Self { carries: Carries::new(stores), stage: [[0; LINE]; STAGE_LINES] }
+        Self { carries: Carries::new(stores) }
     }
 
     /// Writes `run` at `dst[at..]` (nothing when it does not fit: the plan never asks that).
     #[inline]
     pub(crate) fn put(&mut self, dst: &mut [u8], at: usize, run: &[u8]) {
         self.carries.put(dst, at, run);
-    }
-
-    /// [`put`](Self::put) of the staged lines `lines`.
-    #[inline]
-    pub(crate) fn put_staged(&mut self, dst: &mut [u8], at: usize, lines: core::ops::Range<usize>) {
-        if let Some(run) = self.stage.get(lines) {
-            self.carries.put(dst, at, bytemuck::cast_slice(run));
-        }
     }
 
     /// Writes every carry left with ordinary stores: the end of a kernel's run (before its
