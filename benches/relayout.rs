@@ -446,6 +446,8 @@ fn bench_threads(c: &mut Criterion) {
 enum Placement {
     Page(usize),
     Vec,
+    /// `k` bytes past a cache line of a `Vec<u8>` (16: where `malloc` puts large blocks).
+    Line(usize),
 }
 
 impl Placement {
@@ -454,6 +456,7 @@ impl Placement {
             Self::Page(0) => "page".into(),
             Self::Page(k) => format!("page+{k}"),
             Self::Vec => "vec".into(),
+            Self::Line(k) => format!("line+{k}"),
         }
     }
 }
@@ -463,6 +466,7 @@ impl Placement {
 enum Placed {
     Map(MmapMut, usize, usize),
     Vec(Vec<u8>),
+    Line(Vec<u8>, usize, usize),
 }
 
 impl Placed {
@@ -474,6 +478,12 @@ impl Placed {
                 Self::Map(map, k, len)
             }
             Placement::Vec => Self::Vec((0..len).map(|i| (i % 251) as u8).collect()),
+            Placement::Line(k) => {
+                let mut v = vec![0u8; len + 128];
+                let start = v.as_ptr().align_offset(64) + k;
+                v[start..start + len].iter_mut().enumerate().for_each(|(i, b)| *b = (i % 251) as u8);
+                Self::Line(v, start, len)
+            }
         }
     }
 
@@ -481,6 +491,7 @@ impl Placed {
         match self {
             Self::Map(map, k, len) => &mut map[*k..*k + *len],
             Self::Vec(v) => v,
+            Self::Line(v, start, len) => &mut v[*start..*start + *len],
         }
     }
 }
@@ -551,6 +562,71 @@ fn bench_alignment(c: &mut Criterion) {
     }
 }
 
+/// Issue 36's cases on users' buffers (`RELAYOUT_CASES=users`): source and destination `Vec<u8>`s
+/// 16 bytes past a cache line (where glibc's `malloc` and numpy put large arrays), beside the same
+/// case on page-aligned maps, each with memcpy of the same output bytes into the same
+/// destination, one thread. Groups `relayout/users/CASE`, functions `memcpy/page`, `plan/page`,
+/// `memcpy/vec`, `plan/vec`; both placements are checked to write the same bytes.
+fn bench_users(c: &mut Criterion) {
+    let filter: Option<String> = std::env::var("USERS_CASES").ok();
+    for (name, src_text, dst_text) in USER_CASES {
+        if filter.as_ref().is_some_and(|f| !f.split(',').any(|n| n == *name)) {
+            continue;
+        }
+        let (src_shape, dst_shape) = (shape(src_text), shape(dst_text));
+        let plan = RelayoutPlan::new(src_shape.as_array().unwrap(), dst_shape.as_array().unwrap()).unwrap();
+        let mut group = c.benchmark_group(format!("relayout/users/{name}"));
+        group.throughput(Throughput::Bytes(plan.dst_len() as u64));
+        group.sample_size(10);
+        let mut check = vec![0u8; plan.dst_len()];
+        for placement in [Placement::Page(0), Placement::Line(16)] {
+            let label = match placement {
+                Placement::Line(_) => "vec",
+                _ => "page",
+            };
+            let mut src = Placed::new(plan.src_len(), placement);
+            let mut dst = Placed::new(plan.dst_len(), placement);
+            let copy_src = buffer(plan.dst_len(), false);
+            let (src, dst) = (src.bytes(), dst.bytes());
+            if label == "page" {
+                plan.run(src, &mut check).unwrap();
+            }
+            group.bench_function(BenchmarkId::new("memcpy", label), |bench| {
+                bench.iter(|| dst.copy_from_slice(black_box(&copy_src)));
+            });
+            group.bench_function(BenchmarkId::new("plan", label), |bench| {
+                bench.iter(|| run_alone(&plan, black_box(src), dst));
+            });
+            agrees(name, dst, &check, |dst| run_alone(&plan, src, dst));
+        }
+        group.finish();
+    }
+}
+
+/// The cases of [`bench_users`]: 64 MiB out unless said.
+const USER_CASES: &[(&str, &str, &str)] = &[
+    ("t2d", "f32[4096,4096]{0,1}", "f32[4096,4096]{1,0}"),
+    ("r3", "f32[256,256,256]{2,1,0}", "f32[256,256,256]{1,0,2}"),
+    ("nchw_nhwc", "f32[16,64,128,128]{3,2,1,0}", "f32[16,64,128,128]{1,3,2,0}"),
+    ("r4", "f32[64,64,64,64]{3,2,1,0}", "f32[64,64,64,64]{3,1,2,0}"),
+    ("r5", "f32[128,128,64,4,4]{4,3,2,1,0}", "f32[128,128,64,4,4]{2,4,1,3,0}"),
+    ("t2d_u8", "u8[8192,8192]{0,1}", "u8[8192,8192]{1,0}"),
+    ("t2d_bf16", "bf16[4096,8192]{0,1}", "bf16[4096,8192]{1,0}"),
+    ("t2d_u64", "u64[2048,4096]{0,1}", "u64[2048,4096]{1,0}"),
+    ("f32_rm_to_t8x128", "f32[4096,4096]{1,0}", "f32[4096,4096]{1,0:T(8,128)}"),
+    ("f32_t8x128_to_rm", "f32[4096,4096]{1,0:T(8,128)}", "f32[4096,4096]{1,0}"),
+    ("bf16_rm_to_t8x128x2", "bf16[4096,8192]{1,0}", "bf16[4096,8192]{1,0:T(8,128)(2,1)}"),
+    ("bf16_t8x128x2_to_rm", "bf16[4096,8192]{1,0:T(8,128)(2,1)}", "bf16[4096,8192]{1,0}"),
+    ("bf16_t8_to_t16", "bf16[4096,8192]{1,0:T(8,128)(2,1)}", "bf16[4096,8192]{1,0:T(16,128)(2,1)}"),
+    ("bf16_rm_to_t8x128x2_T", "bf16[4096,8192]{1,0}", "bf16[4096,8192]{0,1:T(8,128)(2,1)}"),
+    // 32 MiB out (pack), 64 MiB out (unpack).
+    ("s4_pack", "s4[67108864]{0}", "s4[67108864]{0:E(4)}"),
+    ("s4_unpack", "s4[67108864]{0:E(4)}", "s4[67108864]{0}"),
+    // 16 MiB out (pack), 64 MiB out (unpack).
+    ("s2_pack", "s2[67108864]{0}", "s2[67108864]{0:E(2)}"),
+    ("s2_unpack", "s2[67108864]{0:E(2)}", "s2[67108864]{0}"),
+];
+
 /// An order-sensitive digest of `bytes` (FNV-1a over 8-byte words).
 #[cfg(feature = "rayon")]
 fn digest(bytes: &[u8]) -> u64 {
@@ -567,6 +643,10 @@ fn bench_threads(_: &mut Criterion) {}
 fn relayout(c: &mut Criterion) {
     if std::env::var("RELAYOUT_CASES").is_ok_and(|f| f == "threads") {
         bench_threads(c);
+        return;
+    }
+    if std::env::var("RELAYOUT_CASES").is_ok_and(|f| f == "users") {
+        bench_users(c);
         return;
     }
     if std::env::var("RELAYOUT_CASES").is_ok_and(|f| f == "align") {

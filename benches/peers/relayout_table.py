@@ -89,14 +89,29 @@ def fake_result(root, group, function, median, value=None):
         json.dump({"median": {"point_estimate": median}}, f)
 
 
+def throughputs(root):
+    """{group: bytes} from criterion's `throughput` of every `new/` result under `root`."""
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        if os.path.basename(dirpath) != "new" or "benchmark.json" not in files:
+            continue
+        with open(os.path.join(dirpath, "benchmark.json")) as f:
+            bench = json.load(f)
+        bytes_ = (bench.get("throughput") or {}).get("Bytes")
+        if bytes_:
+            out[bench["group_id"]] = bytes_
+    return out
+
+
 def load_run(root, numpy_path, since=None, uptime=()):
-    """One run: criterion's medians, numpy's results (empty when the file is missing) and the
-    `uptime` lines."""
+    """One run: criterion's medians, numpy's results (empty when the file is missing), the
+    `uptime` lines and each group's output bytes."""
     numpy = {}
     if numpy_path and os.path.exists(numpy_path):
         with open(numpy_path) as f:
             numpy = json.load(f)
-    return {"criterion": criterion(root, since), "numpy": numpy, "uptime": list(uptime)}
+    return {"criterion": criterion(root, since), "numpy": numpy, "uptime": list(uptime),
+            "bytes": throughputs(root)}
 
 
 def case_times(run, group):
@@ -186,10 +201,12 @@ def table(runs):
     else:
         header += "each cell: median ms (× memcpy)"
     lines = [header, ""]
-    lines.append("| case | " + " | ".join(title for _, title in COLUMNS) + " |")
-    lines.append("|---|" + "---|" * len(COLUMNS))
     groups = sorted({g for r in runs for g in r["criterion"]
-                     if g.startswith("relayout/") and "threads" not in g and not g.startswith("relayout/align/")})
+                     if g.startswith("relayout/") and "threads" not in g
+                     and not g.startswith(("relayout/align/", "relayout/users/"))})
+    if groups:
+        lines.append("| case | " + " | ".join(title for _, title in COLUMNS) + " |")
+        lines.append("|---|" + "---|" * len(COLUMNS))
     for group in groups:
         runs_times = [case_times(r, group) for r in runs if group in r["criterion"]]
         cells = [cell(runs_times, key) for key, _ in COLUMNS]
@@ -221,6 +238,7 @@ def table(runs):
                     parts.append(f"{title} {threads} thread(s) {spread(ratios, 2)}× memcpy on {threads}")
         lines.append(f"{case} at 512 MiB against memcpy on as many threads: " + "; ".join(parts))
     lines += alignment(runs)
+    lines += users(runs)
     uptimes = [(k, u) for k, r in enumerate(runs, 1) for u in r["uptime"]]
     if uptimes:
         lines.append("")
@@ -269,6 +287,49 @@ def alignment(runs):
                 ratios = [t["memcpy"] / t[key] for t in times if t.get(key) and t.get("memcpy")]
                 text.append(spread(ratios, 2) if ratios else "–")
             cells.append(f"{text[0]} ({text[1]})" if times else "–")
+        lines.append(f"| {case} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def users(runs):
+    """Issue 36's table (`RELAYOUT_CASES=users`): per case, on page-aligned maps and on `Vec`s 16
+    bytes past a line, xla-shape's ratio to memcpy of the same output bytes into the same
+    destination (one thread), with memcpy's own speed in GB/s (output bytes over its median
+    time), each a median over the runs with its spread.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     for place, plan in [("page", 10e6), ("vec", 8e6)]:
+    ...         fake_result(root, "relayout/users/t2d", "memcpy", 5e6, place)
+    ...         fake_result(root, "relayout/users/t2d", "plan", plan, place)
+    ...     run = load_run(root, None)
+    ...     run["bytes"] = {"relayout/users/t2d": 64 << 20}
+    ...     print("\\n".join(users([run])))  # doctest: +NORMALIZE_WHITESPACE
+    <BLANKLINE>
+    Users' buffers, one thread: xla-shape × memcpy of the same output bytes (memcpy GB/s)
+    <BLANKLINE>
+    | case | page | Vec +16 |
+    |---|---|---|
+    | t2d | 0.50 (13.4) | 0.62 (13.4) |
+    """
+    cases = sorted({g.removeprefix("relayout/users/") for r in runs for g in r["criterion"]
+                    if g.startswith("relayout/users/")})
+    if not cases:
+        return []
+    lines = ["", "Users' buffers, one thread: xla-shape × memcpy of the same output bytes (memcpy GB/s)", "",
+             "| case | page | Vec +16 |", "|---|---|---|"]
+    for case in cases:
+        group = f"relayout/users/{case}"
+        cells = []
+        for place in ("page", "vec"):
+            times = [(r["criterion"][group], r.get("bytes", {}).get(group)) for r in runs if group in r["criterion"]]
+            ratios = [t[f"memcpy/{place}"] / t[f"plan/{place}"] for t, _ in times
+                      if t.get(f"memcpy/{place}") and t.get(f"plan/{place}")]
+            speeds = [n / t[f"memcpy/{place}"] for t, n in times if n and t.get(f"memcpy/{place}")]
+            text = spread(ratios, 2) if ratios else "–"
+            if speeds:
+                text += f" ({spread(speeds, 1)})"
+            cells.append(text)
         lines.append(f"| {case} | " + " | ".join(cells) + " |")
     return lines
 

@@ -10,6 +10,7 @@
 #   benches/peers/run_relayout.sh r3                    # criterion's filter: some cases only
 #   RUNS=3 benches/peers/run_relayout.sh                # three runs, one table
 #   TIMES='--warm-up-time 0.1 --measurement-time 0.2' benches/peers/run_relayout.sh  # a smoke run
+#   ONLY=users RUNS=3 benches/peers/run_relayout.sh      # issue 36's users' buffers table alone
 #
 # Each run K is saved as target/peers/run-K.json (criterion's medians written during that run,
 # numpy's results, `uptime` before and after); `benches/peers/relayout_table.py --runs
@@ -29,10 +30,16 @@ fi
 read -ra times <<< "${TIMES:---warm-up-time 1 --measurement-time 3}"
 VENV="${PEERS_VENV:-target/peers/venv}"
 PY="${PYTHON:-$(command -v python3)}"
-if [ ! -x "$VENV/bin/python" ]; then
-  "$PY" -m venv "$VENV"
+if [ "${ONLY:-}" = users ]; then
+  # No numpy in this table: the table script needs only the standard library.
+  TABLE_PY="$PY"
+else
+  if [ ! -x "$VENV/bin/python" ]; then
+    "$PY" -m venv "$VENV"
+  fi
+  "$VENV/bin/pip" install --quiet -r benches/peers/requirements.txt
+  TABLE_PY="$VENV/bin/python"
 fi
-"$VENV/bin/pip" install --quiet -r benches/peers/requirements.txt
 
 mkdir -p target/peers
 rm -f target/peers/run-*.json target/peers/numpy-*.json
@@ -43,12 +50,24 @@ for ((k = 1; k <= RUNS; k++)); do
   since=$(date +%s.%N)
   before=$(uptime)
   echo "$before"
+  if [ "${ONLY:-}" = users ]; then
+    # Issue 36's cases on Vecs 16 bytes past a line beside page-aligned maps, memcpy beside each.
+    RELAYOUT_CASES=users cargo bench --bench relayout --features rayon -- "${times[@]}" "$@"
+    after=$(uptime)
+    echo "$after"
+    "$TABLE_PY" benches/peers/relayout_table.py --save "target/peers/run-$k.json" --since "$since" \
+      --uptime "before: $before" --uptime "after: $after" target/criterion
+    saved+=("target/peers/run-$k.json")
+    continue
+  fi
   cargo bench --bench relayout --features rayon -- "${times[@]}" "$@"
   # One and two threads on t2d and r3 at 512 MiB (the lines under the table), with memcpy and
   # strided-perm on as many threads.
   RELAYOUT_CASES=threads cargo bench --bench relayout --features rayon -- "${times[@]}"
   # The destination at a page, 4, 16 and 64 bytes past one, and in Vecs (the alignment table).
   RELAYOUT_CASES=align cargo bench --bench relayout --features rayon -- "${times[@]}" "$@"
+  # Issue 36's cases on users' buffers (Vecs 16 bytes past a line) beside page-aligned maps.
+  RELAYOUT_CASES=users cargo bench --bench relayout --features rayon -- "${times[@]}" "$@"
   "$VENV/bin/python" benches/peers/relayout_numpy.py --out "target/peers/numpy-$k.json"
   after=$(uptime)
   echo "$after"
@@ -56,5 +75,7 @@ for ((k = 1; k <= RUNS; k++)); do
     --uptime "before: $before" --uptime "after: $after" target/criterion "target/peers/numpy-$k.json"
   saved+=("target/peers/run-$k.json")
 done
-cp "target/peers/numpy-$RUNS.json" target/peers/numpy.json
-"$VENV/bin/python" benches/peers/relayout_table.py --runs "${saved[@]}"
+if [ -f "target/peers/numpy-$RUNS.json" ]; then
+  cp "target/peers/numpy-$RUNS.json" target/peers/numpy.json
+fi
+"$TABLE_PY" benches/peers/relayout_table.py --runs "${saved[@]}"

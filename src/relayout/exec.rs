@@ -3,6 +3,8 @@
 
 use super::endpoint::{Prefill, Resolved};
 use super::kernel;
+use super::lines::Lines;
+use super::pack;
 use super::plan::{Axis, Kernel, Span, Stores, Strategy, Unit};
 use crate::error::{Error, RelayoutProblem, RelayoutSide, Result};
 use crate::memory::extent::{len_u64, to_i64, to_u64};
@@ -115,6 +117,17 @@ fn run_kernel(How { unit, stores, kernel }: How, (s, d): (i64, i64), axes: &[Axi
             16 => kernel::transpose::<16>(src, dst, (s, d), axes, (src_minor, order), stores),
             _ => kernel::elements_dyn(src, dst, s, d, axes, width),
         },
+        (Unit::Bytes { .. }, Kernel::Wide { src_minor, order, bytes }) => {
+            // The innermost axis is one element of `bytes`.
+            let outer = axes.split_last().map_or(axes, |(_, outer)| outer);
+            let tile = (src_minor, order);
+            match bytes {
+                2 => kernel::transpose::<2>(src, dst, (s, d), outer, tile, stores),
+                4 => kernel::transpose::<4>(src, dst, (s, d), outer, tile, stores),
+                8 => kernel::transpose::<8>(src, dst, (s, d), outer, tile, stores),
+                _ => kernel::transpose::<16>(src, dst, (s, d), outer, tile, stores),
+            }
+        }
         (Unit::Bytes { width }, _) => match width {
             1 => kernel::elements::<1>(src, dst, s, d, axes),
             2 => kernel::elements::<2>(src, dst, s, d, axes),
@@ -123,8 +136,23 @@ fn run_kernel(How { unit, stores, kernel }: How, (s, d): (i64, i64), axes: &[Axi
             16 => kernel::elements::<16>(src, dst, s, d, axes),
             _ => kernel::elements_dyn(src, dst, s, d, axes, width),
         },
-        (Unit::Bits { .. }, Kernel::Unpack) => kernel::unpack_nibbles(src, dst, s, d, axes),
-        (Unit::Bits { .. }, Kernel::Pack) => kernel::pack_nibbles(src, dst, s, d, axes),
+        (Unit::Bits { .. }, Kernel::Unpack { bits } | Kernel::Pack { bits }) => {
+            // Whole destination lines stream at any alignment (`lines.rs`).
+            let mut lines = Lines::new(stores);
+            let out = (&mut *dst, &mut lines);
+            match (kernel, bits) {
+                (Kernel::Unpack { .. }, 1) => pack::unpack::<1>(src, out, s, d, axes),
+                (Kernel::Unpack { .. }, 2) => pack::unpack::<2>(src, out, s, d, axes),
+                (Kernel::Unpack { .. }, _) => pack::unpack::<4>(src, out, s, d, axes),
+                (_, 1) => pack::pack::<1>(src, out, s, d, axes),
+                (_, 2) => pack::pack::<2>(src, out, s, d, axes),
+                _ => pack::pack::<4>(src, out, s, d, axes),
+            }
+            lines.finish(dst);
+            if stores == Stores::Streaming {
+                super::stream::fence();
+            }
+        }
         (Unit::Bits { value, dst_slot }, _) => kernel::bits(src, dst, s, d, axes, value, dst_slot),
     }
 }

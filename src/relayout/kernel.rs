@@ -5,6 +5,7 @@
 //! Offsets are `i64` (strides may be negative); the plan guarantees that every element's offset
 //! is inside its buffer.
 
+use super::lines::Lines;
 use super::plan::{Axis, Order, Stores, asks_ahead, short_run};
 use super::stream::{self, LINE};
 use super::tile;
@@ -89,31 +90,20 @@ pub(crate) fn rows(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], wi
     match stores {
         Stores::Plain => odometer(outer, s, d, &mut |s, d| copy_run(src, dst, s, d, len)),
         Stores::Streaming => {
-            odometer(outer, s, d, &mut |s, d| stream_run(src, dst, s, d, len));
+            // Whole lines stream at any alignment; a row's ends wait for the next row
+            // (`lines.rs`).
+            let mut lines = Lines::new(stores);
+            odometer(outer, s, d, &mut |s, d| {
+                if let (Some(s), Some(d)) = (at(s), at(d)) {
+                    if let Some(from) = src.get(s..s.wrapping_add(len)) {
+                        lines.put(dst, d, from);
+                    }
+                }
+            });
+            lines.finish(dst);
             stream::fence();
         }
     }
-}
-
-/// Copies `len` bytes, the destination's whole aligned lines with streaming stores.
-fn stream_run(src: &[u8], dst: &mut [u8], s: i64, d: i64, len: usize) {
-    let (Some(s), Some(d)) = (at(s), at(d)) else { return };
-    let (Some(from), Some(to)) = (src.get(s..s.wrapping_add(len)), dst.get_mut(d..d.wrapping_add(len))) else {
-        return;
-    };
-    // Up to the first line boundary, the lines, the tail: only the lines stream.
-    let head = to.as_ptr().align_offset(LINE).min(len);
-    let (to_head, to_lines) = to.split_at_mut(head);
-    let (from_head, from_lines) = from.split_at(head);
-    to_head.copy_from_slice(from_head);
-    let mut to_lines = to_lines.chunks_exact_mut(LINE);
-    let mut from_lines = from_lines.chunks_exact(LINE);
-    for (to, from) in (&mut to_lines).zip(&mut from_lines) {
-        if let (Ok(to), Ok(from)) = (<&mut [u8; LINE]>::try_from(to), <&[u8; LINE]>::try_from(from)) {
-            put_line(to, from, Stores::Streaming);
-        }
-    }
-    to_lines.into_remainder().copy_from_slice(from_lines.remainder());
 }
 
 /// One destination line: streamed where the stores and the line allow it, else an ordinary copy
@@ -837,82 +827,4 @@ pub(crate) fn bits(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], va
             write_bits(dst, step(d, k, inner.dst), slot, read_bits(src, step(s, k, inner.src), value) & mask);
         }
     });
-}
-
-/// 4-bit elements packed two per byte (low nibble first) → one per byte, high nibble zero. The
-/// innermost axis has source stride 4 bits and destination stride 8 bits.
-pub(crate) fn unpack_nibbles(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis]) {
-    let Some((inner, outer)) = axes.split_last() else { return };
-    odometer(outer, s, d, &mut |s, d| {
-        let (Ok(s), Ok(d)) = (u64::try_from(s), u64::try_from(d)) else { return };
-        let mut n = inner.extent;
-        let (mut s, mut d) = (s, d / 8);
-        if s % 8 == 4 && n > 0 {
-            put(dst, d, get(src, s / 8) >> 4);
-            (s, d, n) = (s.wrapping_add(4), d.wrapping_add(1), n.wrapping_sub(1));
-        }
-        let (Some(from), Some(to)) = (to_usize(s / 8), to_usize(d)) else { return };
-        let pairs = to_usize(n / 2).unwrap_or(0);
-        if let (Some(packed), Some(out)) =
-            (src.get(from..from.wrapping_add(pairs)), dst.get_mut(to..to.wrapping_add(pairs.wrapping_mul(2))))
-        {
-            for (&byte, two) in packed.iter().zip(out.chunks_exact_mut(2)) {
-                two.copy_from_slice(&[byte & 0xF, byte >> 4]);
-            }
-        }
-        if n % 2 == 1 {
-            let last = u64::try_from(pairs).unwrap_or(0);
-            put(dst, d.wrapping_add(last.wrapping_mul(2)), get(src, (s / 8).wrapping_add(last)) & 0xF);
-        }
-    });
-}
-
-/// One byte per element (its low nibble) → 4-bit elements packed two per byte. The innermost
-/// axis has source stride 8 bits and destination stride 4 bits.
-pub(crate) fn pack_nibbles(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis]) {
-    let Some((inner, outer)) = axes.split_last() else { return };
-    odometer(outer, s, d, &mut |s, d| {
-        let (Ok(s), Ok(d)) = (u64::try_from(s), u64::try_from(d)) else { return };
-        let mut n = inner.extent;
-        let (mut s, mut d) = (s / 8, d);
-        if d % 8 == 4 && n > 0 {
-            write_bits(dst, crate::memory::extent::to_i64(d), 4, u128::from(get(src, s) & 0xF));
-            (s, d, n) = (s.wrapping_add(1), d.wrapping_add(4), n.wrapping_sub(1));
-        }
-        let (Some(from), Some(to)) = (to_usize(s), to_usize(d / 8)) else { return };
-        let pairs = to_usize(n / 2).unwrap_or(0);
-        if let (Some(bytes), Some(out)) =
-            (src.get(from..from.wrapping_add(pairs.wrapping_mul(2))), dst.get_mut(to..to.wrapping_add(pairs)))
-        {
-            for (two, o) in bytes.chunks_exact(2).zip(out.iter_mut()) {
-                if let [lo, hi] = *two {
-                    *o = (lo & 0xF) | (hi << 4);
-                }
-            }
-        }
-        if n % 2 == 1 {
-            let last = u64::try_from(pairs).unwrap_or(0);
-            let at = d.wrapping_add(last.wrapping_mul(8));
-            write_bits(
-                dst,
-                crate::memory::extent::to_i64(at),
-                4,
-                u128::from(get(src, s.wrapping_add(last.wrapping_mul(2))) & 0xF),
-            );
-        }
-    });
-}
-
-fn to_usize(v: u64) -> Option<usize> {
-    usize::try_from(v).ok()
-}
-
-fn get(buf: &[u8], at: u64) -> u8 {
-    to_usize(at).and_then(|a| buf.get(a)).copied().unwrap_or(0)
-}
-
-fn put(buf: &mut [u8], at: u64, value: u8) {
-    if let Some(b) = to_usize(at).and_then(|a| buf.get_mut(a)) {
-        *b = value;
-    }
 }

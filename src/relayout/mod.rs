@@ -17,6 +17,8 @@
 //! | `fill` | the legacy `padding_value` as bits of the element type |
 //! | `plan` | common digits, partial-tile boxes, normalization, the kernel of each box |
 //! | `kernel` | rows, blocked 2-D transpose, element loops, sub-byte pack/unpack |
+//! | `pack` | sub-byte elements packed ↔ one per byte (SSE2) |
+//! | `lines` | destination runs at any alignment: whole lines streamed, the ends of runs carried until the next run completes them |
 //! | `stream` | non-temporal stores of whole lines (x86-64; the crate's one `unsafe` module) |
 //! | `exec` | buffer checks, padding prefill, running a plan (element by element over its span when no kernel applies, [`Window`]s too) |
 //! | `window` | one part of the destination alone ([`RelayoutPlan::run_range`]) |
@@ -40,6 +42,8 @@ mod endpoint;
 mod exec;
 mod fill;
 mod kernel;
+mod lines;
+mod pack;
 mod plan;
 mod stream;
 pub(crate) mod threads;
@@ -476,8 +480,16 @@ mod tests {
         assert_eq!(kernels(&plan("f32[16,256]{1,0:T(8,128)}", "f32[16,256]{1,0}")), [Kernel::Rows]);
         // Partial tiles: one box per piece.
         assert_eq!(kernels(&plan("f32[10,130]{1,0:T(8,128)}", "f32[10,130]{1,0}")).len(), 4);
-        assert_eq!(kernels(&plan("s4[64]{0:E(4)}", "s4[64]{0}")), [Kernel::Unpack]);
-        assert_eq!(kernels(&plan("s4[64]{0}", "s4[64]{0:E(4)}")), [Kernel::Pack]);
+        assert_eq!(kernels(&plan("s4[64]{0:E(4)}", "s4[64]{0}")), [Kernel::Unpack { bits: 4 }]);
+        assert_eq!(kernels(&plan("s4[64]{0}", "s4[64]{0:E(4)}")), [Kernel::Pack { bits: 4 }]);
+        assert_eq!(kernels(&plan("u2[64]{0:E(2)}", "u2[64]{0}")), [Kernel::Unpack { bits: 2 }]);
+        // A tiled transpose: the (2,1) sub-tiles' pairs (4 bytes, contiguous on both sides)
+        // moved as the elements of a fused transpose.
+        assert!(matches!(
+            kernels(&plan("bf16[256,64]{1,0}", "bf16[256,64]{0,1:T(8,128)(2,1)}"))[..],
+            [Kernel::Wide { bytes: 4, order: Order::Fused, .. }]
+        ));
+        assert_eq!(kernels(&plan("s2[64]{0}", "s2[64]{0:E(2)}")), [Kernel::Pack { bits: 2 }]);
         // A combine dimension is not a mixed-radix refinement: the general path.
         assert!(matches!(plan("f32[4,6]{1,0:T(*,2)}", "f32[4,6]{1,0}").strategy, Strategy::General { .. }));
     }

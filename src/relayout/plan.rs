@@ -21,6 +21,7 @@
 use super::StorePolicy;
 use super::endpoint::{DimDigit, Resolved};
 use crate::error::{Error, FieldPath, Result};
+use crate::memory::extent::to_i64;
 
 /// The most boxes a plan keeps; more (many partial tiles in many dimensions) use the general
 /// path.
@@ -43,10 +44,15 @@ pub(crate) enum Kernel {
     /// Axis `src_minor` is contiguous in the source, the innermost axis in the destination:
     /// a cache-blocked 2-D transpose, an odometer over the other axes.
     Transpose { src_minor: usize, order: Order },
-    /// 4-bit elements, packed in the source, one per byte in the destination (innermost axis).
-    Unpack,
-    /// 4-bit elements, one per byte in the source, packed in the destination.
-    Pack,
+    /// Rows of `bytes` (2, 4, 8 or 16) contiguous on both sides (the innermost axis) moved as
+    /// the elements of a transpose of the other axes (`src_minor`, `order` as for
+    /// [`Kernel::Transpose`] on them).
+    Wide { src_minor: usize, order: Order, bytes: usize },
+    /// `bits`-bit elements (1, 2 or 4), packed in the source, one per byte in the destination
+    /// (innermost axis).
+    Unpack { bits: u32 },
+    /// `bits`-bit elements (1, 2 or 4), one per byte in the source, packed in the destination.
+    Pack { bits: u32 },
     /// Anything else: element by element along the innermost axis.
     Elements,
 }
@@ -172,8 +178,12 @@ impl Strategy {
                                 ""
                             }
                         ),
-                        Kernel::Unpack => "unpack 4-bit elements".to_owned(),
-                        Kernel::Pack => "pack 4-bit elements".to_owned(),
+                        Kernel::Wide { src_minor, order, bytes } => format!(
+                            "rows of {bytes} bytes moved as elements of a transpose of axis {src_minor} \
+                             (source-minor) and the innermost other axis ({order:?})"
+                        ),
+                        Kernel::Unpack { bits } => format!("unpack {bits}-bit elements"),
+                        Kernel::Pack { bits } => format!("pack {bits}-bit elements"),
                         Kernel::Elements => "element by element along the innermost axis".to_owned(),
                     };
                     writeln!(out, "; {kernel}")?;
@@ -310,38 +320,72 @@ fn to_bytes(block: &Block) -> Block {
 fn finish(block: Block, width: i64, stores: Stores) -> Block {
     let mut axes = normalize(block.axes.into_vec());
     let kernel = match axes.last() {
-        Some(inner) if width > 0 && inner.src == width && inner.dst == width => Kernel::Rows,
+        Some(inner) if width > 0 && inner.src == width && inner.dst == width => {
+            widen(&mut axes, width, stores).unwrap_or(Kernel::Rows)
+        }
         Some(inner) if width > 0 && inner.dst == width => match axes.iter().position(|a| a.src == width) {
-            // Streaming stores do not care in which order destination lines are written, so
-            // the source-minor axis goes innermost of the outer axes: the source is read in
-            // long runs, the slow side of a transpose when stores do not read lines first.
-            Some(src_minor) if stores == Stores::Streaming && whole_tiles(&axes, src_minor, width) => {
-                let last = axes.len().saturating_sub(2);
-                let minor = axes.remove(src_minor);
-                axes.insert(last, minor);
-                Kernel::Transpose { src_minor: last, order: Order::SourceRuns }
-            }
-            Some(src_minor) if interleaving(&axes, src_minor, width) => {
-                // Each micro-tile reads or writes one contiguous run of the short axis's
-                // extent: visiting the outer axes in source order reads the source from end to
-                // end (a bf16 `(2,1)` tile row by tile row) where destination order would read
-                // it in strided passes.
-                let last = axes.len().saturating_sub(1);
-                if let Some(outer) = axes.get_mut(..last) {
-                    outer.sort_by_key(|a| core::cmp::Reverse(a.src.unsigned_abs()));
-                }
-                let src_minor = axes.iter().position(|a| a.src == width).unwrap_or(src_minor);
-                Kernel::Transpose { src_minor, order: Order::Bands }
-            }
-            Some(src_minor) => fuse(&mut axes, src_minor, width).map_or(
-                Kernel::Transpose { src_minor, order: Order::Bands },
-                |src_minor| Kernel::Transpose { src_minor, order: Order::Fused },
-            ),
+            Some(src_minor) => transpose(&mut axes, src_minor, width, stores),
             None => Kernel::Elements,
         },
         _ => Kernel::Elements,
     };
     Block { src: block.src, dst: block.dst, axes: axes.into(), kernel }
+}
+
+/// The transpose of `axes` (the innermost contiguous in the destination, `src_minor` in the
+/// source) for elements of `width` bytes: the tile order, and the axes reordered for it.
+fn transpose(axes: &mut Vec<Axis>, src_minor: usize, width: i64, stores: Stores) -> Kernel {
+    // Streaming stores do not care in which order destination lines are written, so
+    // the source-minor axis goes innermost of the outer axes: the source is read in
+    // long runs, the slow side of a transpose when stores do not read lines first.
+    if stores == Stores::Streaming && whole_tiles(axes, src_minor, width) {
+        let last = axes.len().saturating_sub(2);
+        let minor = axes.remove(src_minor);
+        axes.insert(last, minor);
+        return Kernel::Transpose { src_minor: last, order: Order::SourceRuns };
+    }
+    if interleaving(axes, src_minor, width) {
+        // Each micro-tile reads or writes one contiguous run of the short axis's
+        // extent: visiting the outer axes in source order reads the source from end to
+        // end (a bf16 `(2,1)` tile row by tile row) where destination order would read
+        // it in strided passes.
+        // Streamed, an interleave keeps destination order instead: its runs then follow
+        // each other, so that whole lines stream at any alignment (`lines.rs`).
+        let last = axes.len().saturating_sub(1);
+        let deinterleaves = axes
+            .get(src_minor)
+            .zip(axes.last())
+            .is_some_and(|(&minor, inner)| short_run(minor, (minor.src, inner.src), width));
+        if let Some(outer) = axes.get_mut(..last).filter(|_| deinterleaves || stores == Stores::Plain) {
+            outer.sort_by_key(|a| core::cmp::Reverse(a.src.unsigned_abs()));
+        }
+        let src_minor = axes.iter().position(|a| a.src == width).unwrap_or(src_minor);
+        return Kernel::Transpose { src_minor, order: Order::Bands };
+    }
+    fuse(axes, src_minor, width).map_or(Kernel::Transpose { src_minor, order: Order::Bands }, |src_minor| {
+        Kernel::Transpose { src_minor, order: Order::Fused }
+    })
+}
+
+/// Rows of 2 to 16 bytes (a power of two: the innermost axis contiguous on both sides) whose
+/// other axes make a transpose of such wide elements: [`Kernel::Wide`], the transpose of the
+/// outer axes with each row one element (the tiled transpose `{0,1:T(8,128)(2,1)}` of a
+/// row-major bf16 array: its 4-byte rows are `(2,1)` sub-tiles' pairs, one `f32`-wide element
+/// each). `None` (the axes as they were) when the outer axes are no transpose.
+fn widen(axes: &mut Vec<Axis>, width: i64, stores: Stores) -> Option<Kernel> {
+    let (&inner, outer) = axes.split_last()?;
+    let wide = i64::try_from(inner.extent).ok()?.checked_mul(width)?;
+    if !matches!(wide, 2 | 4 | 8 | 16) || outer.last()?.dst != wide {
+        return None;
+    }
+    let src_minor = outer.iter().position(|a| a.src == wide)?;
+    let mut reduced = outer.to_vec();
+    let Kernel::Transpose { src_minor, order } = transpose(&mut reduced, src_minor, wide, stores) else {
+        return None;
+    };
+    reduced.push(inner);
+    *axes = reduced;
+    Some(Kernel::Wide { src_minor, order, bytes: usize::try_from(wide).ok()? })
 }
 
 /// Whether a transpose's source-minor and innermost axes both span at least one micro-tile
@@ -419,11 +463,18 @@ fn fuse(axes: &mut Vec<Axis>, src_minor: usize, width: i64) -> Option<usize> {
 /// Normalizes a box in bits and picks its kernel.
 fn finish_bits(block: Block, value: u32, src_slot: u64, dst_slot: u64) -> Block {
     let axes = normalize(block.axes.into_vec());
+    // Elements of 1, 2 or 4 bits packed on one side (slots of their own width), one per byte on
+    // the other, contiguous on both along the innermost axis.
+    let bits = u64::from(value);
+    // The widths `pack.rs` has kernels for.
+    let packed = matches!(value, 1 | 2 | 4);
     let kernel = match axes.last() {
-        Some(inner) if value == 4 && src_slot == 4 && dst_slot == 8 && inner.src == 4 && inner.dst == 8 => {
-            Kernel::Unpack
+        Some(inner) if packed && (src_slot, dst_slot) == (bits, 8) && (inner.src, inner.dst) == (to_i64(bits), 8) => {
+            Kernel::Unpack { bits: value }
         }
-        Some(inner) if value == 4 && src_slot == 8 && dst_slot == 4 && inner.src == 8 && inner.dst == 4 => Kernel::Pack,
+        Some(inner) if packed && (src_slot, dst_slot) == (8, bits) && (inner.src, inner.dst) == (8, to_i64(bits)) => {
+            Kernel::Pack { bits: value }
+        }
         _ => Kernel::Elements,
     };
     Block { src: block.src, dst: block.dst, axes: axes.into(), kernel }

@@ -115,7 +115,9 @@ fn ceil_div(a: i128, b: i128) -> i128 {
 fn without(kernel: Kernel, p: usize, len: usize) -> Kernel {
     let last = p.wrapping_add(1) == len;
     match kernel {
-        Kernel::Rows | Kernel::Unpack | Kernel::Pack if last => Kernel::Elements,
+        Kernel::Rows | Kernel::Unpack { .. } | Kernel::Pack { .. } if last => Kernel::Elements,
+        // A wide transpose cut: element by element (only the boxes astride a part's ends).
+        Kernel::Wide { .. } => Kernel::Elements,
         Kernel::Transpose { src_minor, .. } if last || p == src_minor => Kernel::Elements,
         // The fused axis fixed: a plain transpose of the source-minor axis, one place in.
         Kernel::Transpose { src_minor, order: Order::Fused } if p.wrapping_add(1) == src_minor => {

@@ -372,39 +372,118 @@ fn fused_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Si
         .prop_filter("a fused transpose", |(_, _, a, b, _)| a.plan_with(b).unwrap().explain().contains("fused"))
 }
 
+/// A case from two layout texts of `t[dims]` (`None` when either does not parse), with a
+/// source's worth of random bytes.
+/// A relayout case: type, dimensions, the two sides and a source's bytes.
+type Case = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>);
+
+fn texts(t: PrimitiveType, dims: &[i64], (a, b): (&str, &str)) -> Option<BoxedStrategy<Case>> {
+    let list = dims.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let a: ShapeBuf = format!("{t}[{list}]{a}").parse().ok()?;
+    let b: ShapeBuf = format!("{t}[{list}]{b}").parse().ok()?;
+    a.as_array()?;
+    b.as_array()?;
+    let (a, b) = (Side::Layout(a), Side::Layout(b));
+    let len = a.len();
+    let udims: Vec<u64> = dims.iter().map(|&d| u64::try_from(d).unwrap()).collect();
+    Some((Just(t), Just(udims), Just(a), Just(b), proptest::collection::vec(any::<u8>(), len)).boxed())
+}
+
+/// Tiled 2-D layouts against row-major and against each other: `T(8,128)` and `(2,1)`, `(4,1)`
+/// sub-tiles of 8 and 16 rows, whole and partial tiles, and the tiled transpose `{0,1:T…}` of a
+/// row-major array.
+fn tiled_pairs() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let types = prop_oneof![
+        Just(PrimitiveType::U8),
+        Just(PrimitiveType::BF16),
+        Just(PrimitiveType::F32),
+        Just(PrimitiveType::F64),
+    ];
+    let tilings = prop_oneof![
+        Just("T(8,128)"),
+        Just("T(8,128)(2,1)"),
+        Just("T(16,128)(2,1)"),
+        Just("T(32,128)(4,1)"),
+        Just("T(8,64)(2,1)"),
+    ];
+    (types, tilings.clone(), tilings, 1i64..=40, 1i64..=300, 0u8..5)
+        .prop_filter_map("layouts that parse", |(t, one, two, rows, cols, pair)| {
+            let (a, b) = match pair {
+                0 => ("{1,0}".to_owned(), format!("{{1,0:{one}}}")),
+                1 => (format!("{{1,0:{one}}}"), "{1,0}".to_owned()),
+                2 => (format!("{{1,0:{one}}}"), format!("{{1,0:{two}}}")),
+                3 => ("{1,0}".to_owned(), format!("{{0,1:{one}}}")),
+                _ => (format!("{{0,1:{one}}}"), "{1,0}".to_owned()),
+            };
+            Some((t, vec![rows, cols], a, b))
+        })
+        .prop_flat_map(|(t, dims, a, b)| {
+            texts(t, &dims, (&a, &b)).unwrap_or_else(|| texts(t, &dims, ("{1,0}", "{0,1}")).unwrap())
+        })
+}
+
+/// Sub-byte elements packed (`E(bits)`) against one per byte, 1-D and 2-D, dense and under
+/// `T(8,128)` tiles, in either direction.
+fn packed_pairs() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let types = prop_oneof![
+        Just(PrimitiveType::S4),
+        Just(PrimitiveType::U4),
+        Just(PrimitiveType::S2),
+        Just(PrimitiveType::U2),
+        Just(PrimitiveType::U1),
+    ];
+    (types, 1i64..=20, 1i64..=3000, 0u8..6).prop_flat_map(|(t, rows, n, form)| {
+        let bits = t.bit_width().unwrap();
+        let (dims, a, b) = match form {
+            0 => (vec![n], "{0}".to_owned(), format!("{{0:E({bits})}}")),
+            1 => (vec![n], format!("{{0:E({bits})}}"), "{0}".to_owned()),
+            2 => (vec![rows, n % 300 + 1], "{1,0}".to_owned(), format!("{{1,0:E({bits})}}")),
+            3 => (vec![rows, n % 300 + 1], format!("{{1,0:E({bits})}}"), "{1,0}".to_owned()),
+            4 => (vec![rows, n % 300 + 1], "{1,0}".to_owned(), format!("{{1,0:T(8,128)E({bits})}}")),
+            _ => (vec![rows, n % 300 + 1], format!("{{1,0:T(8,128)(2,1)E({bits})}}"), "{1,0}".to_owned()),
+        };
+        texts(t, &dims, (&a, &b)).unwrap_or_else(|| panic!("{t}{dims:?} {a} -> {b} does not parse"))
+    })
+}
+
 /// The plan with ordinary and streaming stores writes the reference's bytes into a destination
-/// `offset` bytes past a cache line, whole and in parts cut at `cuts` thousandths, each part at
-/// the same offset.
+/// `offset` bytes past a cache line, from a source `src_offset` bytes past one, whole and in
+/// parts cut at `cuts` thousandths, each part at the same offset.
 fn at_offset_whole_and_in_parts(
     (t, dims, a, b, input): (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>),
-    offset: usize,
+    (src_offset, offset): (usize, usize),
     cuts: &[usize],
 ) -> Result<(), TestCaseError> {
     let len = b.len();
     let initial = vec![0u8; len];
     let expected = reference(&a, &b, t, &dims, &input, &initial);
+    let mut placed = vec![0u8; input.len() + 128];
+    let source = at_offset(&mut placed, src_offset, input.len());
+    source.copy_from_slice(&input);
+    let input: &[u8] = source;
     for stores in [StorePolicy::Cached, StorePolicy::Streaming] {
         let plan = a.plan_with_stores(&b, stores).unwrap();
         let mut buf = vec![0u8; len + 128];
         let out = at_offset(&mut buf, offset, len);
-        plan.run(&input, out).unwrap();
-        prop_assert_eq!(&*out, &expected[..], "{:?} -> {:?} {:?} at +{}", a, b, stores, offset);
+        plan.run(input, out).unwrap();
+        prop_assert_eq!(&*out, &expected[..], "{:?} -> {:?} {:?} at +{} from +{}", a, b, stores, offset, src_offset);
         let mut points: Vec<usize> = cuts.iter().map(|c| c * len / 1000).collect();
         points.extend([0, len]);
         points.sort_unstable();
         for pair in points.windows(2) {
             let mut buf = vec![0u8; pair[1] - pair[0] + 128];
             let part = at_offset(&mut buf, offset, pair[1] - pair[0]);
-            plan.run_range(&input, part, pair[0]..pair[1]).unwrap();
+            plan.run_range(input, part, pair[0]..pair[1]).unwrap();
             prop_assert_eq!(
                 &*part,
                 &expected[pair[0]..pair[1]],
-                "{:?} -> {:?} {:?} part {:?} at +{}",
+                "{:?} -> {:?} {:?} part {:?} at +{} from +{}",
                 a,
                 b,
                 stores,
                 pair,
-                offset
+                offset,
+                src_offset
             );
         }
     }
@@ -527,10 +606,10 @@ proptest! {
     #[test]
     fn destinations_at_any_offset_match_the_reference(
         case in line_rows(),
-        offset in 0usize..64,
+        offsets in (0usize..64, 0usize..64),
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
-        at_offset_whole_and_in_parts(case, offset, &cuts)?;
+        at_offset_whole_and_in_parts(case, offsets, &cuts)?;
     }
 
     /// The same for fused transposes, whose rows follow each other a few at a time: each
@@ -538,10 +617,24 @@ proptest! {
     #[test]
     fn fused_destinations_at_any_offset_match_the_reference(
         case in fused_line_rows(),
-        offset in 0usize..64,
+        offsets in (0usize..64, 0usize..64),
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
-        at_offset_whole_and_in_parts(case, offset, &cuts)?;
+        at_offset_whole_and_in_parts(case, offsets, &cuts)?;
+    }
+
+    /// Tiled layouts (`T(8,128)`, bf16-style `(2,1)` sub-tiles and kin, between two tilings, a
+    /// tiled transpose) and packed sub-byte elements (`E(4)`, `E(2)`, `E(1)`, dense and tiled), to
+    /// and from row-major, from a source and into a destination at any offset from a cache line:
+    /// the reference's bytes with ordinary and streaming stores, whole and in parts (issue 36;
+    /// the streamed runs' carries of `lines.rs`, the SSE2 pack and unpack).
+    #[test]
+    fn tiled_and_packed_at_any_offsets_match_the_reference(
+        case in prop_oneof![tiled_pairs(), packed_pairs()],
+        offsets in (0usize..64, 0usize..64),
+        cuts in proptest::collection::vec(0usize..=1000, 0..4),
+    ) {
+        at_offset_whole_and_in_parts(case, offsets, &cuts)?;
     }
 
     /// Sub-tiles of paired rows to and from row-major (bf16 `(2,1)` and kin, the interleaving
