@@ -6,8 +6,6 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 use tempfile::TempDir;
@@ -16,7 +14,7 @@ use xla_shape::sharding::DeviceId;
 use xla_shape::sharding::buffers::{ShardBuffers, ShardForm};
 use xla_shape::sharding::reshard::ReshardPlan;
 
-use super::cli_relayout::process::watch;
+use super::cli_shard_stream::peak_of;
 
 fn binary() -> Command {
     Command::new(env!("CARGO_BIN_EXE_xla-shape"))
@@ -259,17 +257,6 @@ fn bad_input_is_exit_1_and_writes_nothing() {
         assert!(err.to_lowercase().contains(&message.to_lowercase()), "{name}: {err}");
         assert!(!output.exists(), "{name}: the output directory was made");
     }
-}
-
-/// Runs the binary, sampling its anonymous memory; its peak in kB.
-fn peak_of(args: &[&str]) -> u64 {
-    let child = binary().args(args).stderr(std::process::Stdio::piped()).spawn().unwrap();
-    let done = Arc::new(AtomicBool::new(false));
-    let watcher = watch(child.id(), Arc::clone(&done));
-    let out = child.wait_with_output().unwrap();
-    done.store(true, Ordering::Relaxed);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    watcher.join().unwrap()
 }
 
 /// 128 MiB resharded with `--max-memory 8`, through byte runs (2×4 blocks to rows) and through

@@ -135,7 +135,7 @@ fn differing_replicas_are_found_in_any_chunk() {
 }
 
 /// Runs the binary, sampling its anonymous memory; its peak in kB.
-fn peak_of(args: &[&str]) -> u64 {
+pub(crate) fn peak_of(args: &[&str]) -> u64 {
     let child = binary().args(args).stderr(std::process::Stdio::piped()).spawn().unwrap();
     let done = Arc::new(AtomicBool::new(false));
     let watcher = watch(child.id(), Arc::clone(&done));
