@@ -5,6 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::hlo::ShapeSite;
 use crate::hlo::mlir::ValueAttributes;
 use crate::proto::ShapeProto;
 use crate::sharding::HloSharding;
@@ -207,25 +208,28 @@ impl Site {
 }
 
 impl fmt::Display for Site {
+    /// The sites of a proto or HLO text print as the walk's [`ShapeSite`] does (one rule for
+    /// both); StableHLO's as `FUNCTION / parameter N`, `FUNCTION / result N`, `FUNCTION / %R`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::HostParameter { index, name } => write!(f, "host_program_shape / parameter {index} ({name})"),
-            Self::HostResult => f.write_str("host_program_shape / result"),
+        let site = match self {
+            Self::HostParameter { index, name } => ShapeSite::HostParameter { index: *index, name },
+            Self::HostResult => ShapeSite::HostResult,
             Self::ComputationParameter { computation, index, name } => {
-                write!(f, "{computation} / parameter {index} ({name})")
+                ShapeSite::ComputationParameter { computation, index: *index, name }
             }
-            Self::ComputationResult { computation } => write!(f, "{computation} / result"),
-            Self::Instruction { computation, instruction } => write!(f, "{computation} / {instruction}"),
-            Self::OutfeedShape { computation, instruction } => {
-                write!(f, "{computation} / {instruction} / outfeed_shape")
+            Self::ComputationResult { computation } => ShapeSite::ComputationResult { computation },
+            Self::Instruction { computation, instruction } => {
+                ShapeSite::Instruction { computation, instruction, opcode: "", sharding: None, shardy: None }
             }
+            Self::OutfeedShape { computation, instruction } => ShapeSite::OutfeedShape { computation, instruction },
             Self::OperandShape { computation, instruction, operand } => {
-                write!(f, "{computation} / {instruction} / operand_shapes_with_layout[{operand}]")
+                ShapeSite::OperandShape { computation, instruction, operand: *operand }
             }
-            Self::FunctionParameter { function, index, .. } => write!(f, "{function} / parameter {index}"),
-            Self::FunctionResult { function, index } => write!(f, "{function} / result {index}"),
-            Self::Operation { function, result } => write!(f, "{function} / {result}"),
-        }
+            Self::FunctionParameter { function, index, .. } => return write!(f, "{function} / parameter {index}"),
+            Self::FunctionResult { function, index } => return write!(f, "{function} / result {index}"),
+            Self::Operation { function, result } => return write!(f, "{function} / {result}"),
+        };
+        fmt::Display::fmt(&site, f)
     }
 }
 
