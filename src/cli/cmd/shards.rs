@@ -216,6 +216,33 @@ fn open(path: &Path, len: u64, what: &str) -> Result<Opened, Failure> {
     Ok(Opened { file, source, name })
 }
 
+/// Every device's file in `dir` is there with its shard's length, and no other device's file is:
+/// checked first, so that nothing is read or allocated for a wrong set of files.
+fn check_shard_files(plan: &ShardBuffers, dir: &Path) -> Result<(), Failure> {
+    for device in plan.devices() {
+        let path = device_file(dir, device);
+        if !path.exists() {
+            return Err(shard_error(ShardBufferProblem::Missing { device: device.0 }, &path));
+        }
+        let expected = plan.shard_len(device).unwrap_or(0);
+        let actual = file_len(&path)?;
+        if actual != expected {
+            return Err(shard_error(ShardBufferProblem::Length { device: device.0, expected, actual }, &path));
+        }
+    }
+    check_no_other_devices(plan, dir)
+}
+
+/// Every device's file in `dir`, opened and mapped (after [`check_shard_files`]).
+fn open_shards(plan: &ShardBuffers, dir: &Path) -> Result<Vec<(DeviceId, Opened)>, Failure> {
+    let mut opened = Vec::with_capacity(plan.devices().len());
+    for device in plan.devices() {
+        let len = plan.shard_len(device).unwrap_or(0);
+        opened.push((device, open(&device_file(dir, device), len, "its shard's byte size")?));
+    }
+    Ok(opened)
+}
+
 /// The byte runs of `device` when every one is at least `min` bytes long.
 fn long_runs(plan: &ShardBuffers, device: DeviceId, min: u64) -> Option<ByteRuns> {
     plan.byte_runs(device).filter(|runs| runs.run_len() >= min)
@@ -237,19 +264,7 @@ fn buffers(args: &ShardsArgs, loaded: &Loaded) -> Result<Status, Failure> {
         split(&plan, &input, out_dir, part_len(args))?;
     }
     if let (Some(dir), Some(output)) = (&args.assemble, &args.output) {
-        // Every file's length first: nothing is read or allocated for a wrong set of files.
-        for device in plan.devices() {
-            let path = device_file(dir, device);
-            if !path.exists() {
-                return Err(shard_error(ShardBufferProblem::Missing { device: device.0 }, &path));
-            }
-            let expected = plan.shard_len(device).unwrap_or(0);
-            let actual = file_len(&path)?;
-            if actual != expected {
-                return Err(shard_error(ShardBufferProblem::Length { device: device.0, expected, actual }, &path));
-            }
-        }
-        check_no_other_devices(&plan, dir)?;
+        check_shard_files(&plan, dir)?;
         assemble(&plan, dir, output, part_len(args))?;
     }
     Ok(Status::Ok)
@@ -303,11 +318,7 @@ fn split(plan: &ShardBuffers, input: &Opened, out_dir: &Path, part: usize) -> Re
 fn assemble(plan: &ShardBuffers, dir: &Path, output: &Path, part: usize) -> Result<(), Failure> {
     let mut out = OutFile::create(output)?;
     out.reserve(plan.global_len())?;
-    let mut opened = Vec::with_capacity(plan.devices().len());
-    for device in plan.devices() {
-        let len = plan.shard_len(device).unwrap_or(0);
-        opened.push((device, open(&device_file(dir, device), len, "its shard's byte size")?));
-    }
+    let opened = open_shards(plan, dir)?;
     let shrank = |opened: &[(DeviceId, Opened)]| opened.iter().try_for_each(|(_, o)| o.source.check());
     let sources = plan.sources(opened.iter().map(|(d, o)| (*d, &o.source[..])));
     // Zeros read from a file truncated underneath are not a replica's difference.
@@ -486,24 +497,8 @@ fn reshard(
         return Err(Failure::invalid("--reshard writes to --out-dir DIR (or give --plan)"));
     };
     let source = plan.source();
-    // Every file's length first: nothing is read or allocated for a wrong set of files.
-    for device in source.devices() {
-        let path = device_file(in_dir, device);
-        if !path.exists() {
-            return Err(shard_error(ShardBufferProblem::Missing { device: device.0 }, &path));
-        }
-        let expected = source.shard_len(device).unwrap_or(0);
-        let actual = file_len(&path)?;
-        if actual != expected {
-            return Err(shard_error(ShardBufferProblem::Length { device: device.0, expected, actual }, &path));
-        }
-    }
-    check_no_other_devices(source, in_dir)?;
-    let mut opened = Vec::with_capacity(source.devices().len());
-    for device in source.devices() {
-        let len = source.shard_len(device).unwrap_or(0);
-        opened.push((device, open(&device_file(in_dir, device), len, "its shard's byte size")?));
-    }
+    check_shard_files(source, in_dir)?;
+    let opened = open_shards(source, in_dir)?;
     let shrank = |opened: &[(DeviceId, Opened)]| opened.iter().try_for_each(|(_, o)| o.source.check());
     let sources = plan.sources(opened.iter().map(|(d, o)| (*d, &o.source[..])));
     // Zeros read from a file truncated underneath are not a replica's difference.
