@@ -170,6 +170,18 @@ fn interrupt(child: &mut Child, name: &str, number: i32) {
     assert_eq!(status.signal(), Some(number), "SIG{name}: {status}: {}", stderr(child));
 }
 
+/// A `shards` run writing `out/device-1.bin`, a FIFO: once it has written a byte there (and
+/// so holds `device-0.bin`'s temporary file), the signal; after it only the FIFO is left.
+fn interrupt_at_device_1(child: &mut Child, out: &Path, (name, number): (&str, i32)) {
+    let mut reader = fifo_reader(&out.join("device-1.bin"));
+    assert_eq!(take(&mut reader, &mut [0u8; 1], child), 1);
+    let now = names(out);
+    assert!(now.iter().any(|n| is_temporary(n) && n.starts_with(".device-0.bin.")), "SIG{name}: {now:?}");
+    interrupt(child, name, number);
+    drop(reader);
+    assert_eq!(names(out), ["device-1.bin"], "SIG{name}");
+}
+
 /// The signals this process does not ignore (a child would ignore the others, as it should).
 fn signals() -> impl Iterator<Item = (&'static str, i32)> {
     SIGNALS.into_iter().filter(|&(_, number)| !ignored(number))
@@ -315,13 +327,7 @@ fn an_interrupted_streaming_split_leaves_no_temporary_file() {
             .arg(&out)
             .spawn()
             .unwrap();
-        let mut reader = fifo_reader(&out.join("device-1.bin"));
-        assert_eq!(take(&mut reader, &mut [0u8; 1], &mut child), 1);
-        let now = names(&out);
-        assert!(now.iter().any(|n| is_temporary(n) && n.starts_with(".device-0.bin.")), "SIG{name}: {now:?}");
-        interrupt(&mut child, name, number);
-        drop(reader);
-        assert_eq!(names(&out), ["device-1.bin"], "SIG{name}");
+        interrupt_at_device_1(&mut child, &out, (name, number));
         assert_eq!(names(tmp.path()), Vec::<String>::new(), "SIG{name}");
     }
 }
@@ -555,13 +561,7 @@ fn an_interrupted_reshard_leaves_no_temporary_file() {
             .arg(&out)
             .spawn()
             .unwrap();
-        let mut reader = fifo_reader(&out.join("device-1.bin"));
-        assert_eq!(take(&mut reader, &mut [0u8; 1], &mut child), 1);
-        let now = names(&out);
-        assert!(now.iter().any(|n| is_temporary(n) && n.starts_with(".device-0.bin.")), "SIG{name}: {now:?}");
-        interrupt(&mut child, name, number);
-        drop(reader);
-        assert_eq!(names(&out), ["device-1.bin"], "SIG{name}");
+        interrupt_at_device_1(&mut child, &out, (name, number));
         assert_eq!(names(&input).len(), 4, "SIG{name}");
         assert_eq!(names(tmp.path()), Vec::<String>::new(), "SIG{name}");
     }
