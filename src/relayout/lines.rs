@@ -33,7 +33,7 @@ struct Carry {
     next: usize,
     base: usize,
     from: usize,
-    /// When the slot was taken ([`Carries::take`]): the oldest carry is the one given up.
+    /// When the slot was taken ([`Lines::take`]): the oldest carry is the one given up.
     stamp: u64,
     bytes: [u8; LINE],
 }
@@ -42,30 +42,6 @@ const EMPTY: Carry = Carry { next: FREE, base: 0, from: 0, stamp: 0, bytes: [0; 
 
 /// The carries of one kernel run (see the module's documentation).
 pub(crate) struct Lines {
-    carries: Carries,
-}
-
-impl Lines {
-    /// No carries yet; `stores` says whether whole lines stream.
-    pub(crate) fn new(stores: Stores) -> Self {
-        Self { carries: Carries::new(stores) }
-    }
-
-    /// Writes `run` at `dst[at..]` (nothing when it does not fit: the plan never asks that).
-    #[inline]
-    pub(crate) fn put(&mut self, dst: &mut [u8], at: usize, run: &[u8]) {
-        self.carries.put(dst, at, run);
-    }
-
-    /// Writes every carry left with ordinary stores: the end of a kernel's run (before its
-    /// store fence).
-    pub(crate) fn finish(&mut self, dst: &mut [u8]) {
-        self.carries.finish(dst);
-    }
-}
-
-/// The carries themselves.
-struct Carries {
     stores: Stores,
     slots: [Carry; SLOTS],
     /// The slot [`find`](Self::find) tries first: the one after the last completed (runs in
@@ -79,13 +55,15 @@ struct Carries {
     clock: u64,
 }
 
-impl Carries {
-    fn new(stores: Stores) -> Self {
+impl Lines {
+    /// No carries yet; `stores` says whether whole lines stream.
+    pub(crate) fn new(stores: Stores) -> Self {
         Self { stores, slots: [EMPTY; SLOTS], hint: 0, last: 0, freed: 0, clock: 0 }
     }
 
+    /// Writes `run` at `dst[at..]` (nothing when it does not fit: the plan never asks that).
     #[inline]
-    fn put(&mut self, dst: &mut [u8], at: usize, run: &[u8]) {
+    pub(crate) fn put(&mut self, dst: &mut [u8], at: usize, run: &[u8]) {
         let Some(to) = dst.get_mut(at..at.wrapping_add(run.len())) else { return };
         // The run's position in its first line (`align_offset` may decline: then a plain copy).
         let ahead = to.as_ptr().align_offset(LINE);
@@ -199,7 +177,9 @@ impl Carries {
         slot
     }
 
-    fn finish(&mut self, dst: &mut [u8]) {
+    /// Writes every carry left with ordinary stores: the end of a kernel's run (before its
+    /// store fence).
+    pub(crate) fn finish(&mut self, dst: &mut [u8]) {
         for carry in &mut self.slots {
             if carry.next != FREE {
                 let to = carry.from.wrapping_add(carry.next.wrapping_sub(carry.base));
