@@ -189,7 +189,7 @@ fn wraps<const N: usize>(minor: Axis, inner: Axis) -> bool {
 
 /// Destination-minor columns per band: 2 KiB of destination row, so the source rows a band
 /// reads (one page each with 4 KiB pages) stay within the second-level TLB.
-const BAND_BYTES: u64 = 2048;
+pub(crate) const BAND_BYTES: u64 = 2048;
 
 /// What stays fixed along the transpose's odometer (see [`transpose`]).
 struct Walk<'a> {
@@ -268,6 +268,9 @@ impl Walk<'_> {
             while j0 < inner {
                 let j1 = inner.min(if j0 < lead { lead } else { j0.saturating_add(width) });
                 let mut i = 0;
+                if stepped && after.is_empty() && self.short == Short::Neither && self.fused.is_none() {
+                    i = self.strip::<N>(dst, (s, d), axis, total, (j0, j1));
+                }
                 while i < total {
                     let rows = per.min(total.wrapping_sub(i));
                     if self.prefetch && stepped && after.is_empty() {
@@ -286,6 +289,59 @@ impl Walk<'_> {
                 self.run::<N>(dst, rest, next, step(s, k, axis.src), step(d, k, axis.dst), band);
             }
         }
+    }
+
+    /// The transposes' hot loop: every whole micro-tile of the band `j0 .. j1` on the stepped
+    /// row axis `rows` (the source-minor axis, the last outer one), all tile-rows but the last
+    /// (whose wrapped seam may be cut: [`Walk::tiles`] takes it and a ragged end of columns).
+    /// Each tile's runs and lines are addressed from the band's offsets and moved in registers
+    /// straight into whole destination lines ([`Width::whole`]), without [`micro_tile`]'s
+    /// general cases. Returns the first row it left.
+    fn strip<const N: usize>(
+        &self,
+        dst: &mut [u8],
+        (s, d): (i64, i64),
+        rows: &Axis,
+        total: u64,
+        (j0, j1): (u64, u64),
+    ) -> u64
+    where
+        Bytes<N>: Width,
+    {
+        let m = <Bytes<N> as Width>::M as u64;
+        let inner = self.pair.1;
+        if inner.dst != to_i64(len_u64(N)) {
+            return 0;
+        }
+        let whole = j1.saturating_sub(j0).checked_div(m).unwrap_or(0).saturating_mul(m);
+        let ragged = j0.saturating_add(whole);
+        // Runs past a wrapped tile's seam are the next row's first columns.
+        let delta = rows.src.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent)));
+        let mut i: u64 = 0;
+        while i.checked_add(m).is_some_and(|end| end < total) {
+            if self.prefetch {
+                self.prefetch::<N>(s, rows, i, j1);
+            }
+            let (si, di) = (step(s, i, rows.src), step(d, i, rows.dst));
+            let mut column0 = j0;
+            while column0 < ragged {
+                let column = column0.saturating_add(self.wrap);
+                let seam = inner.extent.saturating_sub(column);
+                let (from, to) = (step(si, column, inner.src), step(di, column, inner.dst));
+                let runs = <Bytes<N> as Width>::runs(|r| {
+                    let offset = step(from, len_u64(r), inner.src);
+                    let offset = if len_u64(r) >= seam { offset.wrapping_add(delta) } else { offset };
+                    at(offset).and_then(|f| src_line(self.src, f)).unwrap_or(&ZERO_LINE)
+                });
+                <Bytes<N> as Width>::whole(&runs, dst, |k| at(step(to, len_u64(k), rows.dst)), self.stores);
+                column0 = column0.wrapping_add(m);
+            }
+            if ragged < j1 {
+                self.tiles::<N>(dst, (si, di), Band { first: 0, rows: m, j0: ragged, j1, last: false });
+            }
+            i = i.wrapping_add(m);
+        }
+        i
     }
 
     /// Asks for the source runs of the micro-tile at row `i` of the next band (columns
@@ -610,6 +666,8 @@ pub(crate) trait Width {
     fn runs<'a>(run: impl FnMut(usize) -> &'a [u8; LINE]) -> Self::Runs<'a>;
     /// `emit(i, line)` for each destination line `i` in order (`tile.rs`).
     fn transpose(runs: &Self::Runs<'_>, emit: impl FnMut(usize, &[u8; LINE]));
+    /// The whole tile into `dst`, line `i` at byte `line(i)` (`tile.rs`).
+    fn whole(runs: &Self::Runs<'_>, dst: &mut [u8], line: impl Fn(usize) -> Option<usize>, stores: Stores);
 }
 
 /// The width `N` bytes, as a type.
@@ -633,6 +691,17 @@ macro_rules! width {
             fn transpose(runs: &Self::Runs<'_>, emit: impl FnMut(usize, &[u8; LINE])) {
                 super::tile::transpose::<$n, $m, $b>(runs, emit);
             }
+            #[inline(always)]
+            fn whole(runs: &Self::Runs<'_>, dst: &mut [u8], line: impl Fn(usize) -> Option<usize>, stores: Stores) {
+                #[cfg(target_arch = "x86_64")]
+                super::tile::transpose_lanes::<$n, $m, $b>(runs, dst, line, stores);
+                #[cfg(not(target_arch = "x86_64"))]
+                super::tile::transpose::<$n, $m, $b>(runs, |i, from| {
+                    if let Some(to) = line_at(dst, line(i).map_or(-1, to_i64)) {
+                        put_line(to, from, stores);
+                    }
+                });
+            }
         }
     )*};
 }
@@ -650,6 +719,12 @@ static ZERO_LINE: [u8; LINE] = [0; LINE];
 
 /// The most rows [`tile::interleave`] takes (16 one-byte elements to a lane).
 const MAX_SPAN: usize = 16;
+
+/// The source line at byte `f`, if it is inside the buffer.
+#[inline]
+fn src_line(src: &[u8], f: usize) -> Option<&[u8; LINE]> {
+    src.get(f..)?.first_chunk::<LINE>()
+}
 
 /// The destination line at `offset`, if it is inside the buffer.
 #[inline]
@@ -726,7 +801,15 @@ fn micro_tile<const N: usize>(
             to.copy_from_slice(part);
         }
     };
-    if height == m && !cut {
+    if height == m && width == m && (seam.at >= m || (!seam.last && seam.group.0 == 0)) {
+        let runs = <Bytes<N> as Width>::runs(|j| {
+            run_at(j)
+                .and_then(|f| src.get(f..f.wrapping_add(LINE)))
+                .and_then(|run| <&[u8; LINE]>::try_from(run).ok())
+                .unwrap_or(&ZERO_LINE)
+        });
+        <Bytes<N> as Width>::whole(&runs, dst, |i| at(d.wrapping_add(rows.at(i))), stores);
+    } else if height == m && !cut {
         let runs = <Bytes<N> as Width>::runs(|j| {
             run_at(j)
                 .and_then(|f| src.get(f..f.wrapping_add(LINE)))

@@ -338,7 +338,9 @@ fn transpose(axes: &mut Vec<Axis>, src_minor: usize, width: i64, stores: Stores)
     // Streaming stores do not care in which order destination lines are written, so
     // the source-minor axis goes innermost of the outer axes: the source is read in
     // long runs, the slow side of a transpose when stores do not read lines first.
-    if stores == Stores::Streaming && whole_tiles(axes, src_minor, width) {
+    // Unless a band of destination rows is long ([`long_rows`]): then bands write whole
+    // runs of each destination row.
+    if stores == Stores::Streaming && whole_tiles(axes, src_minor, width) && !long_rows(axes, width) {
         let last = axes.len().saturating_sub(2);
         let minor = axes.remove(src_minor);
         axes.insert(last, minor);
@@ -396,6 +398,24 @@ fn whole_tiles(axes: &[Axis], src_minor: usize, width: i64) -> bool {
     let tile = u64::try_from(line.checked_div(width).unwrap_or(0)).unwrap_or(0);
     let long = |axis: Option<&Axis>| axis.is_some_and(|a| a.extent >= tile);
     long(axes.get(src_minor)) && long(axes.last())
+}
+
+/// Whether a streamed transpose of elements of 2 bytes or more walks bands
+/// ([`Order::Bands`]) rather than its source in order: when its destination rows (the
+/// innermost axis) hold a whole band ([`BAND_BYTES`](super::kernel::BAND_BYTES), 2 KiB), each
+/// tile-row of a band then writes 2 KiB runs of 16–32 destination rows where the source order
+/// writes one line to each of thousands. Measured on the project's Zen 5 machine (issue 36,
+/// docs/relayout.md): t2d, r3, the bf16 and u64 transposes 1.1–1.5× faster; NCHW → NHWC (rows
+/// of 256 bytes) and `u8` (whose micro-tile already reads 64 source rows) slower, so they keep
+/// the source order.
+fn long_rows(axes: &[Axis], width: i64) -> bool {
+    let band = i64::try_from(super::kernel::BAND_BYTES).unwrap_or(i64::MAX);
+    width >= 2
+        && axes
+            .last()
+            .and_then(|inner| i64::try_from(inner.extent).ok())
+            .and_then(|extent| extent.checked_mul(width))
+            .is_some_and(|bytes| bytes >= band)
 }
 
 /// Whether a transpose (de)interleaves: the source-minor axis is shorter than a micro-tile and

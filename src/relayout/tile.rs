@@ -152,6 +152,71 @@ pub(crate) fn transpose<const N: usize, const M: usize, const B: usize>(
     }
 }
 
+/// [`transpose`] with every lane an SSE2 register from load to store: line `i` goes to
+/// `dst[line(i)..][..LINE]` (skipped when `line(i)` is `None` or the line is not inside `dst`),
+/// for `i` in order, streamed where `stores` asks and the line allows. The whole tiles of the
+/// transposes' strips (`kernel::Walk::strip`): no byte arrays between the registers and the
+/// lines, and no emitter deciding per line how much of it to store.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+// `jb, ib < BLOCKS`, `r, c < B`, `M = B · BLOCKS` (asserted at compile time): every index is in
+// bounds, and the loops unroll completely.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+pub(crate) fn transpose_lanes<const N: usize, const M: usize, const B: usize>(
+    runs: &[&[u8; LINE]; M],
+    dst: &mut [u8],
+    line: impl Fn(usize) -> Option<usize>,
+    stores: super::plan::Stores,
+) {
+    use safe_arch::m128i;
+    const {
+        assert!(N * M == LINE && N * B == LANE && M == B * BLOCKS);
+    }
+    for ib in 0..BLOCKS {
+        let mut assembled = [[m128i::default(); BLOCKS]; B];
+        for jb in 0..BLOCKS {
+            let mut lanes: [m128i; B] = core::array::from_fn(|r| {
+                let run: &[Lane; BLOCKS] = bytemuck::cast_ref(runs[jb * B + r]);
+                m128i::from(run[ib])
+            });
+            for _ in 0..element_bits::<N>() {
+                let before = lanes;
+                for k in 0..B / 2 {
+                    (lanes[2 * k], lanes[2 * k + 1]) = zip_m128::<N>(before[k], before[B / 2 + k]);
+                }
+            }
+            for (c, lane) in lanes.into_iter().enumerate() {
+                assembled[c][jb] = lane;
+            }
+        }
+        for (c, lanes) in assembled.iter().enumerate() {
+            let to = line(ib * B + c).and_then(|t| dst.get_mut(t..t.checked_add(LINE)?)?.first_chunk_mut::<LINE>());
+            if let Some(to) = to {
+                let bytes: &[u8; LINE] = bytemuck::cast_ref(lanes);
+                if stores == super::plan::Stores::Plain || !super::stream::store_line(to, bytes) {
+                    *to = *bytes;
+                }
+            }
+        }
+    }
+}
+
+/// [`zip`] on registers.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn zip_m128<const N: usize>(a: safe_arch::m128i, b: safe_arch::m128i) -> (safe_arch::m128i, safe_arch::m128i) {
+    use safe_arch::{
+        unpack_high_i8_m128i, unpack_high_i16_m128i, unpack_high_i32_m128i, unpack_high_i64_m128i, unpack_low_i8_m128i,
+        unpack_low_i16_m128i, unpack_low_i32_m128i, unpack_low_i64_m128i,
+    };
+    match N {
+        1 => (unpack_low_i8_m128i(a, b), unpack_high_i8_m128i(a, b)),
+        2 => (unpack_low_i16_m128i(a, b), unpack_high_i16_m128i(a, b)),
+        4 => (unpack_low_i32_m128i(a, b), unpack_high_i32_m128i(a, b)),
+        _ => (unpack_low_i64_m128i(a, b), unpack_high_i64_m128i(a, b)),
+    }
+}
+
 /// Deinterleaves `src.len()` rows of `N`-byte elements: `src` holds them interleaved element by
 /// element (element `i` of the lines, read as one sequence, belongs to row `i mod S` at column
 /// `i div S`, `S = src.len()`); `emit(r, line)` receives row `r`'s `LINE / N` columns, for `r` in
@@ -272,6 +337,24 @@ mod tests {
         });
         assert_eq!(next, M);
         assert_eq!(out, reference::<N, M>(&runs), "width {N}");
+        // The register path, into lines `LINE + 16` bytes apart past an odd start (streamed
+        // where 16-byte aligned, else ordinary stores), the bytes between left alone.
+        #[cfg(target_arch = "x86_64")]
+        for stores in [super::super::plan::Stores::Plain, super::super::plan::Stores::Streaming] {
+            let mut dst = vec![0x5Au8; 3 + M * (LINE + 16)];
+            super::transpose_lanes::<N, M, B>(&refs, &mut dst, |i| Some(3 + i * (LINE + 16)), stores);
+            super::super::stream::fence();
+            for (i, line) in reference::<N, M>(&runs).iter().enumerate() {
+                let at = 3 + i * (LINE + 16);
+                assert_eq!(&dst[at..at + LINE], line, "width {N}, line {i}");
+                assert!(dst[at + LINE..at + LINE + 16].iter().all(|&b| b == 0x5A), "width {N}, after line {i}");
+            }
+            let mut aligned = vec![0u128; M * LINE / 16];
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut aligned);
+            super::transpose_lanes::<N, M, B>(&refs, bytes, |i| Some(i * LINE), stores);
+            super::super::stream::fence();
+            assert_eq!(bytes, reference::<N, M>(&runs).as_flattened(), "width {N}, aligned");
+        }
     }
 
     /// Row `r` of `S` rows interleaved element by element in `flat`: its element `c` is element

@@ -357,6 +357,23 @@ fn line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Ve
     })
 }
 
+/// 2-D transposes whose destination rows hold a whole band (2 KiB or more, 32–40 lines): with
+/// streaming stores those of 2-byte elements and wider walk bands of destination rows
+/// (`plan::long_rows`), the others the source in order; both through the whole-tile strip
+/// (`Walk::strip`), its wrapped seams and its ragged last tile-row.
+fn long_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let types = prop_oneof![
+        Just(PrimitiveType::U8),
+        Just(PrimitiveType::BF16),
+        Just(PrimitiveType::F32),
+        Just(PrimitiveType::F64),
+    ];
+    (types, 32i64..=40, 1i64..=40).prop_flat_map(|(t, lines, rows)| {
+        let line = 64 / i64::from(t.byte_width().unwrap());
+        layouts_and_input(t, &[rows, line * lines], &[0, 1], &[1, 0])
+    })
+}
+
 /// Fused transposes (rule 9, the bench's r5) whose destination rows are whole lines: source
 /// row-major `[q, r, s, t]` with `t` short (the source-minor axis) and `s` continuing it, written
 /// with `r` (whole lines) innermost, then `t`, `q`, `s`: rows that follow each other `t` at a
@@ -606,6 +623,16 @@ proptest! {
     #[test]
     fn destinations_at_any_offset_match_the_reference(
         case in line_rows(),
+        offsets in (0usize..64, 0usize..64),
+        cuts in proptest::collection::vec(0usize..=1000, 0..4),
+    ) {
+        at_offset_whole_and_in_parts(case, offsets, &cuts)?;
+    }
+
+    /// The same for destination rows of a whole band or more (the bands' walk, issue 36).
+    #[test]
+    fn long_destination_rows_at_any_offset_match_the_reference(
+        case in long_line_rows(),
         offsets in (0usize..64, 0usize..64),
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
