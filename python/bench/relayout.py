@@ -101,12 +101,10 @@ def timed(run: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-def interleaved(
-    runs: dict[str, Callable[[], float]], rounds: int
-) -> dict[str, tuple[float, float, float]]:
+def interleaved(runs: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
     """Each round runs every contender once, in turn (starting one further each round), so
     that all see the same machine; the first round is a warm-up (page faults of reused buffers,
-    plans). Median, min, max."""
+    plans). Each contender's seconds, round by round."""
     times: dict[str, list[float]] = {name: [] for name in runs}
     names = list(runs)
     for k in range(rounds + 1):
@@ -116,7 +114,7 @@ def interleaved(
             t = runs[name]()
             if k > 0:
                 times[name].append(t)
-    return {name: (statistics.median(t), min(t), max(t)) for name, t in times.items()}
+    return times
 
 
 def tiles_numpy(x: np.ndarray) -> np.ndarray:
@@ -262,7 +260,9 @@ def case(
             for k, v in runs.items()
             if k in ("kernel", "plan.run(out=)", "xs.relayout", "memcpy")
         }
-    row.update(interleaved(runs, rounds))
+    times = interleaved(runs, rounds)
+    row.update({name: (statistics.median(t), min(t), max(t)) for name, t in times.items()})
+    row["times"] = times  # round by round, for the --json record
     return row
 
 
