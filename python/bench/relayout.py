@@ -33,9 +33,11 @@ The contenders run in turn within each round (interleaved), so that all see the 
   0, 2, 4, 6; the first element in the low bits, as XLA packs); for unpacking a new array and one
   strided assignment per nibble (``out[0::2] = p & 0xF; out[1::2] = p >> 4``);
 * ``jax``: ``jax.device_put`` with a ``Format`` of the destination layout on a CPU device, until
-  ready, for the f32 transposes. The CPU client lays tiles out untiled, so the ``tpu`` rows have
-  none. For sub-byte types the CPU client stores ``int4``/``int2`` arrays packed (as ``E(4)`` /
-  ``E(2)``, checked byte for byte), so: pack is ``jax.device_put`` of the ml_dtypes array until
+  ready, for the f32 transposes. The CPU client takes a tiled ``Format`` (``tiling=((8, 128),
+  (2, 1))``) and reports it on the array, but its buffer holds the row-major bytes (jaxlib 0.10.2,
+  checked byte for byte): it cannot make tiles, so the ``tpu`` rows have none. For sub-byte
+  types the CPU client stores ``int4``/``int2`` arrays packed (as ``E(4)`` / ``E(2)``, checked
+  byte for byte), so: pack is ``jax.device_put`` of the ml_dtypes array until
   ready; unpack is ``np.asarray`` of a packed ``jax.Array`` (made before the timer, a new one each
   round: ``jax.Array`` caches its numpy value), jax's copy of its packed buffer to one element per
   byte on the host;
