@@ -265,7 +265,7 @@ def case(
             if k in ("kernel", "plan.run(out=)", "xs.relayout", "memcpy")
         }
     times = interleaved(runs, rounds)
-    row.update({name: (statistics.median(t), min(t), max(t)) for name, t in times.items()})
+    row.update({who: (statistics.median(t), min(t), max(t)) for who, t in times.items()})
     row["times"] = times  # round by round, for the --json record
     return row
 
