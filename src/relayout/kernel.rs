@@ -284,6 +284,13 @@ impl Walk<'_> {
                 }
                 j0 = j1;
             }
+        } else if let ([row_axis], Short::Destination, None) = (rest, self.short, self.fused) {
+            // The axis just outside an interleave's row axis: each step is one interleave of
+            // the whole row axis (what the rows branch above would do, without its bands).
+            for k in 0..axis.extent {
+                let at = (step(s, k, axis.src), step(d, k, axis.dst));
+                interleave::<N>(self.src, dst, at, self.pair.1, row_axis.extent, self.stores);
+            }
         } else {
             for k in 0..axis.extent {
                 self.run::<N>(dst, rest, next, step(s, k, axis.src), step(d, k, axis.dst), band);
@@ -488,26 +495,16 @@ where
     let m = <Bytes<N> as Width>::M;
     // Whole lines of every source row, interleaved in registers (`tile.rs`).
     let mut done: usize = 0;
-    if span <= MAX_SPAN {
-        'lines: for t in 0..height.checked_div(m).unwrap_or(0) {
-            let column = t.wrapping_mul(LINE);
-            let mut lines = [&ZERO_LINE; MAX_SPAN];
-            for (j, line) in lines.iter_mut().take(span).enumerate() {
-                let run = source_row(j, column).and_then(|f| src.get(f..f.wrapping_add(LINE)));
-                let Some(Ok(run)) = run.map(<&[u8; LINE]>::try_from) else { break 'lines };
-                *line = run;
-            }
-            let first = to_i64(len_u64(column.wrapping_mul(span)));
-            let took = tile::interleave::<N>(lines.get(..span).unwrap_or_default(), |q, line| {
-                let at = d.wrapping_add(first).wrapping_add(to_i64(len_u64(q.wrapping_mul(LINE))));
-                if let Some(out) = line_at(dst, at) {
-                    put_line(out, line, stores);
-                }
-            });
-            if !took {
-                break;
-            }
-            done = done.wrapping_add(m);
+    let groups = height.checked_div(m).unwrap_or(0);
+    if span <= MAX_SPAN && groups > 0 {
+        let mut bases = [0usize; MAX_SPAN];
+        let found =
+            bases.iter_mut().take(span).enumerate().all(|(j, base)| source_row(j, 0).map(|b| *base = b).is_some());
+        if found
+            && let (Some(out), Some(bases)) = (at(d), bases.get(..span))
+            && tile::interleave_runs::<N>(src, bases, groups, (dst, out), stores)
+        {
+            done = groups.wrapping_mul(m);
         }
     }
     // The rest element by element.

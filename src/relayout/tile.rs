@@ -241,24 +241,65 @@ pub(crate) fn deinterleave<const N: usize>(src: &[[u8; LINE]], emit: impl FnMut(
     }
 }
 
-/// Interleaves `rows.len()` rows of `N`-byte elements, one line of each: the inverse of
-/// [`deinterleave`], `emit(q, line)` receiving line `q` of the interleaved sequence (element
-/// `c · S + r` is column `c` of row `r`), for `q` in order. Returns `false`, having emitted
-/// nothing, unless `S = rows.len()` is a power of two with `2 ≤ S ≤ 16 / N`.
-pub(crate) fn interleave<const N: usize>(rows: &[&[u8; LINE]], emit: impl FnMut(usize, &[u8; LINE])) -> bool {
-    fn lines<const N: usize, const S: usize>(rows: &[&[u8; LINE]], emit: impl FnMut(usize, &[u8; LINE])) -> bool {
-        let Ok(rows) = <&[&[u8; LINE]; S]>::try_from(rows) else { return false };
-        zip_rows::<N, S>(rows, emit);
+/// Interleaves rows of `N`-byte elements, the inverse of [`deinterleave`] (element `c · S + r` of
+/// the interleaved sequence is column `c` of row `r`), over whole groups of lines, streamed where
+/// `stores` asks: for each `t <
+/// groups`, the lines at `bases[j] + t · LINE` of `src` (`S = bases.len()` rows) interleaved into
+/// the `S` lines at `out + t · S · LINE` of `dst`. Returns `false`, having written nothing, unless
+/// `S` is a power of two with `2 ≤ S ≤ 16 / N` and every line read and written is inside its buffer: the
+/// interleaving transposes' hot loop (row-major → bf16 `(2,1)` tiles), one call per run of the
+/// short axis instead of one per group, each group's lines checked once.
+pub(crate) fn interleave_runs<const N: usize>(
+    src: &[u8],
+    bases: &[usize],
+    groups: usize,
+    (dst, out): (&mut [u8], usize),
+    stores: super::plan::Stores,
+) -> bool {
+    // `j < S` (the array's length), `S · LINE` a small constant, and `t · LINE` at most the
+    // checked `groups · LINE`: no index is out of bounds and nothing overflows.
+    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+    fn runs<const N: usize, const S: usize>(
+        src: &[u8],
+        bases: &[usize],
+        groups: usize,
+        (dst, out): (&mut [u8], usize),
+        stores: super::plan::Stores,
+    ) -> bool {
+        let Ok(bases) = <&[usize; S]>::try_from(bases) else { return false };
+        let Some(len) = groups.checked_mul(LINE) else { return false };
+        let Some(dst) = S.checked_mul(len).and_then(|total| dst.get_mut(out..out.checked_add(total)?)) else {
+            return false;
+        };
+        let mut rows: [&[u8]; S] = [&[]; S];
+        for (row, &base) in rows.iter_mut().zip(bases) {
+            let Some(found) = base.checked_add(len).and_then(|end| src.get(base..end)) else { return false };
+            *row = found;
+        }
+        for (t, group) in dst.chunks_exact_mut(S * LINE).enumerate() {
+            let lines: [&[u8; LINE]; S] = core::array::from_fn(|j| {
+                rows[j].get(t * LINE..).and_then(<[u8]>::first_chunk::<LINE>).unwrap_or(&ZERO)
+            });
+            let mut outs = group.chunks_exact_mut(LINE);
+            zip_rows::<N, S>(&lines, |_, line| {
+                if let Some(to) = outs.next().and_then(<[u8]>::first_chunk_mut::<LINE>) {
+                    if stores == super::plan::Stores::Plain || !super::stream::store_line(to, line) {
+                        *to = *line;
+                    }
+                }
+            });
+        }
         true
     }
-    if rows.len().saturating_mul(N) > LANE {
+    static ZERO: [u8; LINE] = [0; LINE];
+    if bases.len().saturating_mul(N) > LANE {
         return false;
     }
-    match rows.len() {
-        2 => lines::<N, 2>(rows, emit),
-        4 => lines::<N, 4>(rows, emit),
-        8 => lines::<N, 8>(rows, emit),
-        16 => lines::<N, 16>(rows, emit),
+    match bases.len() {
+        2 => runs::<N, 2>(src, bases, groups, (dst, out), stores),
+        4 => runs::<N, 4>(src, bases, groups, (dst, out), stores),
+        8 => runs::<N, 8>(src, bases, groups, (dst, out), stores),
+        16 => runs::<N, 16>(src, bases, groups, (dst, out), stores),
         _ => false,
     }
 }
@@ -284,31 +325,32 @@ fn unzip<const N: usize, const S: usize>(src: &[[u8; LINE]; S], mut emit: impl F
     }
 }
 
-/// [`interleave`] of `S` rows: lane `g` of every row (`B` columns of each) is shuffled
-/// `log2(S)` rounds, after which the `S` lanes hold those columns interleaved: lanes
+/// [`interleave_runs`]' group of `S` rows: lane `g` of every row (`B` columns of each) is
+/// shuffled `log2(S)` rounds, after which the `S` lanes hold those columns interleaved: lanes
 /// `g·S .. g·S + S` of the output, read as one sequence.
 #[inline]
-// `g < BLOCKS`, `r, t < S`, `g·S + t < S · BLOCKS`: every index is in bounds.
+// `g < BLOCKS`, `r < S`, `k = q·BLOCKS + b < S · BLOCKS`: every index is in bounds.
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn zip_rows<const N: usize, const S: usize>(rows: &[&[u8; LINE]; S], mut emit: impl FnMut(usize, &[u8; LINE])) {
-    let mut out = [[[0u8; LANE]; BLOCKS]; S];
-    for g in 0..BLOCKS {
+    let groups: [[Lane; S]; BLOCKS] = core::array::from_fn(|g| {
         let mut lanes: [Lane; S] =
             core::array::from_fn(|r| bytemuck::cast_ref::<[u8; LINE], [Lane; BLOCKS]>(rows[r])[g]);
         shuffle::<N, S>(&mut lanes, S.trailing_zeros());
-        for (t, lane) in lanes.into_iter().enumerate() {
-            let k = g * S + t;
-            out[k / BLOCKS][k % BLOCKS] = lane;
-        }
-    }
-    for (q, line) in out.iter().enumerate() {
-        emit(q, bytemuck::cast_ref(line));
+        lanes
+    });
+    for q in 0..S {
+        let line: [Lane; BLOCKS] = core::array::from_fn(|b| {
+            let k = q * BLOCKS + b;
+            groups[k / S][k % S]
+        });
+        emit(q, bytemuck::cast_ref(&line));
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{LINE, deinterleave, interleave, transpose};
+    use super::{LINE, deinterleave, interleave_runs, transpose};
+    use crate::relayout::plan::Stores;
     use proptest::prelude::*;
 
     /// The definition, element by element.
@@ -378,26 +420,34 @@ mod tests {
             out[r] = *line;
         });
         assert_eq!(took, fits, "width {N}, {rows} rows");
+        let bases: Vec<usize> = (0..rows).map(|r| r * LINE).collect();
         if !fits {
             assert_eq!(next, 0, "declined, yet emitted");
-            let refs: Vec<&[u8; LINE]> = lines.iter().collect();
-            assert!(!interleave::<N>(&refs, |_, _| panic!("declined, yet emitted")));
+            let mut untouched = vec![0x5Au8; rows * LINE];
+            assert!(!interleave_runs::<N>(&flat, &bases, 1, (&mut untouched, 0), Stores::Plain));
+            assert!(untouched.iter().all(|&b| b == 0x5A), "declined, yet wrote");
             return;
         }
         assert_eq!(next, rows);
         for (r, line) in out.iter().enumerate() {
             assert_eq!(line.to_vec(), row_of::<N>(&flat, rows, r), "width {N}, {rows} rows, row {r}");
         }
-        let refs: Vec<&[u8; LINE]> = out.iter().collect();
-        let mut back = vec![[0x5Au8; LINE]; rows];
-        let mut next = 0;
-        assert!(interleave::<N>(&refs, |q, line| {
-            assert_eq!(q, next, "lines in order");
-            next += 1;
-            back[q] = *line;
-        }));
-        assert_eq!(next, rows);
-        assert_eq!(back, lines, "interleave undoes deinterleave: width {N}, {rows} rows");
+        // Back, from the rows laid out one after another, into a destination 3 bytes past a
+        // 16-byte boundary (ordinary stores) and on one (streamed where the target streams).
+        let deinterleaved: Vec<u8> = out.iter().flatten().copied().collect();
+        for (stores, offset) in [(Stores::Plain, 3), (Stores::Streaming, 0), (Stores::Streaming, 3)] {
+            let mut storage = vec![0u128; (rows * LINE + 32) / 16];
+            let back: &mut [u8] = bytemuck::cast_slice_mut(&mut storage);
+            back.fill(0x5A);
+            assert!(interleave_runs::<N>(&deinterleaved, &bases, 1, (&mut *back, offset), stores));
+            crate::relayout::stream::fence();
+            assert_eq!(
+                &back[offset..offset + rows * LINE],
+                &flat[..],
+                "interleave undoes deinterleave: width {N}, {rows} rows"
+            );
+            assert!(back[..offset].iter().chain(&back[offset + rows * LINE..]).all(|&b| b == 0x5A), "wrote outside");
+        }
     }
 
     /// Under Miri (the safe path's check, CONTRIBUTING.md) a few cases: each is thousands of
