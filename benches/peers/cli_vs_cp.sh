@@ -10,6 +10,8 @@
 #   ROUNDS=5 benches/peers/cli_vs_cp.sh 1            # 5 measured rounds (default 7)
 #   SHARDS=0 benches/peers/cli_vs_cp.sh 1            # relayout only
 #   TOUCH_GIB=0 benches/peers/cli_vs_cp.sh 1         # no memory touch first (default 6 GiB)
+#   OLD_BIN=/tmp/xla-shape-before benches/peers/cli_vs_cp.sh 1   # also another build's relayouts,
+#                                                    # alternated with this one's (an A/B)
 #
 # Generates a SIZE_GIB (default 1) GiB file of random bytes, then writes and deletes TOUCH_GIB
 # GiB (default 6: this VM is several times slower on a page's first use), reads the input once to
@@ -114,11 +116,18 @@ median() {
 }
 
 names=(cp xla-shape "xla-shape /dev/null")
+if [ -n "${OLD_BIN:-}" ]; then
+  names+=(old "old /dev/null")
+fi
 uptime
 for ((round = 0; round <= ROUNDS; round++)); do
   run cp "$round" cp -- "$input" "$output"
   run xla-shape "$round" "$BIN" relayout "$FROM" "$TO" "$input" --output "$output"
   run "xla-shape /dev/null" "$round" "$BIN" relayout "$FROM" "$TO" "$input" --output /dev/null
+  if [ -n "${OLD_BIN:-}" ]; then
+    run old "$round" "$OLD_BIN" relayout "$FROM" "$TO" "$input" --output "$output"
+    run "old /dev/null" "$round" "$OLD_BIN" relayout "$FROM" "$TO" "$input" --output /dev/null
+  fi
   if [ "$SHARDS" != 0 ]; then
     run "split [2,4]" "$round" "$BIN" shards "$DENSE" "$SHARDING" --split "$input" --out-dir "$outdir"
     run "assemble [2,4]" "$round" "$BIN" shards "$DENSE" "$SHARDING" --assemble "$work/dense" --output "$output"
