@@ -284,12 +284,25 @@ impl Walk<'_> {
                 }
                 j0 = j1;
             }
-        } else if let ([row_axis], Short::Destination, None) = (rest, self.short, self.fused) {
-            // The axis just outside an interleave's row axis: each step is one interleave of
-            // the whole row axis (what the rows branch above would do, without its bands).
+        } else if let ([row_axis], Short::Destination | Short::Source, None) = (rest, self.short, self.fused) {
+            // The axis just outside a (de)interleave's row axis (the short one, at most a
+            // micro-tile's rows): each step is what the rows branch above would do, one
+            // (de)interleave of every row, by bands of the innermost axis for a deinterleave.
+            let (minor, inner) = self.pair;
+            let width = self.band.max(<Bytes<N> as Width>::M as u64);
             for k in 0..axis.extent {
                 let at = (step(s, k, axis.src), step(d, k, axis.dst));
-                interleave::<N>(self.src, dst, at, self.pair.1, row_axis.extent, self.stores);
+                if self.short == Short::Destination {
+                    interleave::<N>(self.src, dst, at, inner, row_axis.extent, self.stores);
+                    continue;
+                }
+                let mut j0 = 0;
+                while j0 < inner.extent {
+                    let j1 = inner.extent.min(j0.saturating_add(width));
+                    let band = Band { first: 0, rows: row_axis.extent, j0, j1, last: true };
+                    deinterleave::<N>(self.src, dst, at, (minor, inner), band, self.stores);
+                    j0 = j1;
+                }
             }
         } else {
             for k in 0..axis.extent {
@@ -450,19 +463,12 @@ fn deinterleave<const N: usize>(
     let row_at = |r: usize, column: usize| step(to, len_u64(r), minor.dst).wrapping_add(to_i64(len_u64(column)));
     // Whole lines of every row in registers (`tile.rs`), `span` source lines at a time.
     let mut done = 0;
-    if rows == minor.extent {
-        for (c, lines) in run.chunks_exact(span.wrapping_mul(LINE)).enumerate() {
-            let Ok(lines) = bytemuck::try_cast_slice::<u8, [u8; LINE]>(lines) else { break };
-            let column = c.wrapping_mul(LINE);
-            let took = tile::deinterleave::<N>(lines, |r, line| {
-                if let Some(out) = line_at(dst, row_at(r, column)) {
-                    put_line(out, line, stores);
-                }
-            });
-            if !took {
-                break;
-            }
-            done = column.wrapping_add(LINE);
+    if rows == minor.extent && span <= MAX_SPAN {
+        let mut starts = [0usize; MAX_SPAN];
+        let found =
+            starts.iter_mut().take(span).enumerate().all(|(r, start)| at(row_at(r, 0)).map(|t| *start = t).is_some());
+        if let (true, Some(starts)) = (found, starts.get(..span)) {
+            done = tile::deinterleave_runs::<N>(run, starts, dst, stores).wrapping_mul(LINE);
         }
     }
     // The rest element by element.

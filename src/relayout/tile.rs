@@ -14,8 +14,8 @@
 //!
 //! The same round over `S` lanes rotates the index of every element of the `S · 16` bytes left
 //! by one bit ([`shuffle`]): `log2(16 / N)` rounds deinterleave `S` rows interleaved element by
-//! element (bf16 `(2,1)` sub-tiles read out into rows, [`deinterleave`]), `log2(S)` rounds
-//! interleave them ([`interleave`]).
+//! element (bf16 `(2,1)` sub-tiles read out into rows, [`deinterleave_runs`]), `log2(S)` rounds
+//! interleave them ([`interleave_runs`]).
 
 use super::stream::LINE;
 
@@ -217,31 +217,61 @@ fn zip_m128<const N: usize>(a: safe_arch::m128i, b: safe_arch::m128i) -> (safe_a
     }
 }
 
-/// Deinterleaves `src.len()` rows of `N`-byte elements: `src` holds them interleaved element by
-/// element (element `i` of the lines, read as one sequence, belongs to row `i mod S` at column
-/// `i div S`, `S = src.len()`); `emit(r, line)` receives row `r`'s `LINE / N` columns, for `r` in
-/// order. The bf16 `(2,1)` sub-tile (pairs of rows) read out into rows is `S = 2`, `N = 2`.
-/// Returns `false`, having emitted nothing, unless `S` is a power of two with `2 ≤ S ≤ 16 / N`
-/// (rows that fit a lane), the cases the registers take.
-pub(crate) fn deinterleave<const N: usize>(src: &[[u8; LINE]], emit: impl FnMut(usize, &[u8; LINE])) -> bool {
-    fn rows<const N: usize, const S: usize>(src: &[[u8; LINE]], emit: impl FnMut(usize, &[u8; LINE])) -> bool {
-        let Ok(src) = <&[[u8; LINE]; S]>::try_from(src) else { return false };
-        unzip::<N, S>(src, emit);
-        true
+/// Deinterleaves `S = rows.len()` rows of `N`-byte elements, streamed where `stores` asks:
+/// `src` holds groups of `S` lines, each the rows' next `LINE / N` columns interleaved element by
+/// element (element `i` of a group, read as one sequence, belongs to row `i mod S` at column
+/// `i div S`); group `t`'s line of row `r` goes to `dst[rows[r] + t · LINE..][..LINE]`. The bf16
+/// `(2,1)` sub-tile (pairs of rows) read out into rows is `S = 2`, `N = 2`. Returns the groups
+/// moved: all of `src`'s whole groups, or none, having written nothing, unless `S` is a power of
+/// two with `2 ≤ S ≤ 16 / N` (rows that fit a lane) and every line written is inside `dst`.
+pub(crate) fn deinterleave_runs<const N: usize>(
+    src: &[u8],
+    rows: &[usize],
+    dst: &mut [u8],
+    stores: super::plan::Stores,
+) -> usize {
+    // `r < S` (the array's length), `S · LINE` a small constant and `t · LINE` below the
+    // checked `groups · LINE`: no index is out of bounds and nothing overflows.
+    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+    fn runs<const N: usize, const S: usize>(
+        src: &[u8],
+        rows: &[usize],
+        dst: &mut [u8],
+        stores: super::plan::Stores,
+    ) -> usize {
+        let Ok(rows) = <&[usize; S]>::try_from(rows) else { return 0 };
+        let groups = src.len() / (S * LINE);
+        let Some(len) = groups.checked_mul(LINE) else { return 0 };
+        if !rows.iter().all(|&r| r.checked_add(len).is_some_and(|end| end <= dst.len())) {
+            return 0;
+        }
+        for (t, group) in src.chunks_exact(S * LINE).enumerate() {
+            let Ok(lines) = bytemuck::try_cast_slice::<u8, [u8; LINE]>(group) else { return 0 };
+            let Ok(lines) = <&[[u8; LINE]; S]>::try_from(lines) else { return 0 };
+            unzip::<N, S>(lines, |r, line| {
+                let at = rows[r] + t * LINE;
+                if let Some(to) = dst.get_mut(at..at + LINE).and_then(<[u8]>::first_chunk_mut::<LINE>) {
+                    if stores == super::plan::Stores::Plain || !super::stream::store_line(to, line) {
+                        *to = *line;
+                    }
+                }
+            });
+        }
+        groups
     }
-    if src.len().saturating_mul(N) > LANE {
-        return false;
+    if rows.len().saturating_mul(N) > LANE {
+        return 0;
     }
-    match src.len() {
-        2 => rows::<N, 2>(src, emit),
-        4 => rows::<N, 4>(src, emit),
-        8 => rows::<N, 8>(src, emit),
-        16 => rows::<N, 16>(src, emit),
-        _ => false,
+    match rows.len() {
+        2 => runs::<N, 2>(src, rows, dst, stores),
+        4 => runs::<N, 4>(src, rows, dst, stores),
+        8 => runs::<N, 8>(src, rows, dst, stores),
+        16 => runs::<N, 16>(src, rows, dst, stores),
+        _ => 0,
     }
 }
 
-/// Interleaves rows of `N`-byte elements, the inverse of [`deinterleave`] (element `c · S + r` of
+/// Interleaves rows of `N`-byte elements, the inverse of [`deinterleave_runs`] (element `c · S + r` of
 /// the interleaved sequence is column `c` of row `r`), over whole groups of lines, streamed where
 /// `stores` asks: for each `t <
 /// groups`, the lines at `bases[j] + t · LINE` of `src` (`S = bases.len()` rows) interleaved into
@@ -304,7 +334,7 @@ pub(crate) fn interleave_runs<const N: usize>(
     }
 }
 
-/// [`deinterleave`] of `S` rows: lane group `g` (source lanes `g·S .. g·S + S`, contiguous) is
+/// [`deinterleave_runs`]' group of `S` rows: lane group `g` (source lanes `g·S .. g·S + S`, contiguous) is
 /// shuffled `log2(B)` rounds, after which its lane `r` holds `B` consecutive columns of row `r`:
 /// lane `g` of output line `r`.
 #[inline]
@@ -349,7 +379,7 @@ fn zip_rows<const N: usize, const S: usize>(rows: &[&[u8; LINE]; S], mut emit: i
 
 #[cfg(test)]
 mod tests {
-    use super::{LINE, deinterleave, interleave_runs, transpose};
+    use super::{LINE, deinterleave_runs, interleave_runs, transpose};
     use crate::relayout::plan::Stores;
     use proptest::prelude::*;
 
@@ -412,23 +442,33 @@ mod tests {
         let lines: Vec<[u8; LINE]> = bytes.chunks_exact(LINE).take(rows).map(|c| c.try_into().unwrap()).collect();
         let flat: Vec<u8> = lines.iter().flatten().copied().collect();
         let fits = rows.is_power_of_two() && rows >= 2 && rows * N <= 16;
+        // Out into rows `LINE + 16` bytes apart, 3 bytes past a 16-byte boundary (ordinary
+        // stores), and `LINE` apart on one (streamed where the target streams).
         let mut out = vec![[0xA5u8; LINE]; rows];
-        let mut next = 0;
-        let took = deinterleave::<N>(&lines, |r, line| {
-            assert_eq!(r, next, "rows in order");
-            next += 1;
-            out[r] = *line;
-        });
-        assert_eq!(took, fits, "width {N}, {rows} rows");
+        for (stores, offset, gap) in [(Stores::Plain, 3, 16), (Stores::Streaming, 0, 0)] {
+            let mut storage = vec![0u128; (rows * (LINE + gap) + 32) / 16];
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut storage);
+            bytes.fill(0x5A);
+            let starts: Vec<usize> = (0..rows).map(|r| offset + r * (LINE + gap)).collect();
+            let groups = deinterleave_runs::<N>(&flat, &starts, bytes, stores);
+            crate::relayout::stream::fence();
+            assert_eq!(groups == 1, fits, "width {N}, {rows} rows");
+            if !fits {
+                assert!(bytes.iter().all(|&b| b == 0x5A), "declined, yet wrote");
+                continue;
+            }
+            for (r, &start) in starts.iter().enumerate() {
+                out[r].copy_from_slice(&bytes[start..start + LINE]);
+                assert!(bytes[start + LINE..start + LINE + gap].iter().all(|&b| b == 0x5A), "wrote between rows");
+            }
+        }
         let bases: Vec<usize> = (0..rows).map(|r| r * LINE).collect();
         if !fits {
-            assert_eq!(next, 0, "declined, yet emitted");
             let mut untouched = vec![0x5Au8; rows * LINE];
             assert!(!interleave_runs::<N>(&flat, &bases, 1, (&mut untouched, 0), Stores::Plain));
             assert!(untouched.iter().all(|&b| b == 0x5A), "declined, yet wrote");
             return;
         }
-        assert_eq!(next, rows);
         for (r, line) in out.iter().enumerate() {
             assert_eq!(line.to_vec(), row_of::<N>(&flat, rows, r), "width {N}, {rows} rows, row {r}");
         }
