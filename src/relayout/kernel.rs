@@ -290,6 +290,19 @@ impl Walk<'_> {
             // (de)interleave of every row, by bands of the innermost axis for a deinterleave.
             let (minor, inner) = self.pair;
             let width = self.band.max(<Bytes<N> as Width>::M as u64);
+            // An interleave whose rows are whole groups of lines: the whole axis in one call.
+            let m = <Bytes<N> as Width>::M as u64;
+            let steps = (usize::try_from(axis.extent), usize::try_from(axis.src), usize::try_from(axis.dst));
+            if let (Short::Destination, Some(groups), (Ok(count), Ok(src_step), Ok(dst_step))) = (
+                self.short,
+                row_axis.extent.checked_div(m).filter(|g| g.checked_mul(m) == Some(row_axis.extent)),
+                steps,
+            ) && let Ok(groups) = usize::try_from(groups)
+                && groups > 0
+                && interleave_lines::<N>(self.src, dst, (s, d), inner, groups, (count, src_step, dst_step), self.stores)
+            {
+                return;
+            }
             for k in 0..axis.extent {
                 let at = (step(s, k, axis.src), step(d, k, axis.dst));
                 if self.short == Short::Destination {
@@ -502,16 +515,8 @@ where
     // Whole lines of every source row, interleaved in registers (`tile.rs`).
     let mut done: usize = 0;
     let groups = height.checked_div(m).unwrap_or(0);
-    if span <= MAX_SPAN && groups > 0 {
-        let mut bases = [0usize; MAX_SPAN];
-        let found =
-            bases.iter_mut().take(span).enumerate().all(|(j, base)| source_row(j, 0).map(|b| *base = b).is_some());
-        if found
-            && let (Some(out), Some(bases)) = (at(d), bases.get(..span))
-            && tile::interleave_runs::<N>(src, bases, groups, (dst, out), stores)
-        {
-            done = groups.wrapping_mul(m);
-        }
+    if groups > 0 && interleave_lines::<N>(src, dst, (s, d), inner, groups, (1, 0, 0), stores) {
+        done = groups.wrapping_mul(m);
     }
     // The rest element by element.
     let (skip_src, skip_dst) = (done.wrapping_mul(N), done.wrapping_mul(span).wrapping_mul(N));
@@ -529,6 +534,36 @@ where
                 out.copy_from_slice(value);
             }
         }
+    }
+}
+
+/// The whole groups of lines of [`interleave`], `count` times, the source and destination
+/// stepping by `src_step` and `dst_step` bytes each time (`tile::interleave_runs`); `false`
+/// (nothing written) when the registers do not take the rows or a line is outside a buffer.
+fn interleave_lines<const N: usize>(
+    src: &[u8],
+    dst: &mut [u8],
+    (s, d): (i64, i64),
+    inner: Axis,
+    groups: usize,
+    (count, src_step, dst_step): (usize, usize, usize),
+    stores: Stores,
+) -> bool {
+    let span = usize::try_from(inner.extent).unwrap_or(0);
+    if span > MAX_SPAN {
+        return false;
+    }
+    let mut bases = [0usize; MAX_SPAN];
+    let found = bases
+        .iter_mut()
+        .take(span)
+        .enumerate()
+        .all(|(j, base)| at(step(s, len_u64(j), inner.src)).map(|b| *base = b).is_some());
+    match (found, at(d), bases.get(..span)) {
+        (true, Some(out), Some(bases)) => {
+            tile::interleave_runs::<N>(src, (bases, groups), (dst, out), (count, src_step, dst_step), stores)
+        }
+        _ => false,
     }
 }
 

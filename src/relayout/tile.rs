@@ -271,53 +271,63 @@ pub(crate) fn deinterleave_runs<const N: usize>(
     }
 }
 
-/// Interleaves rows of `N`-byte elements, the inverse of [`deinterleave_runs`] (element `c · S + r` of
-/// the interleaved sequence is column `c` of row `r`), over whole groups of lines, streamed where
-/// `stores` asks: for each `t <
-/// groups`, the lines at `bases[j] + t · LINE` of `src` (`S = bases.len()` rows) interleaved into
-/// the `S` lines at `out + t · S · LINE` of `dst`. Returns `false`, having written nothing, unless
-/// `S` is a power of two with `2 ≤ S ≤ 16 / N` and every line read and written is inside its buffer: the
-/// interleaving transposes' hot loop (row-major → bf16 `(2,1)` tiles), one call per run of the
-/// short axis instead of one per group, each group's lines checked once.
+/// Interleaves rows of `N`-byte elements, the inverse of [`deinterleave_runs`] (element `c · S + r`
+/// of the interleaved sequence is column `c` of row `r`), over whole groups of lines, streamed
+/// where `stores` asks, `count` times: for repeat `k < count` and group `t < groups`, the lines at
+/// `bases[j] + k · src_step + t · LINE` of `src` (`S = bases.len()` rows) interleaved into the `S`
+/// lines at `out + k · dst_step + t · S · LINE` of `dst`. Returns `false`, having written
+/// nothing, unless `S` is a power of two with `2 ≤ S ≤ 16 / N` and every line read and written
+/// is inside its buffer: the interleaving transposes' hot loop (row-major → bf16 `(2,1)` tiles),
+/// one call for a whole axis of (de)interleaves, each repeat's lines checked once.
 pub(crate) fn interleave_runs<const N: usize>(
     src: &[u8],
-    bases: &[usize],
-    groups: usize,
+    (bases, groups): (&[usize], usize),
     (dst, out): (&mut [u8], usize),
+    (count, src_step, dst_step): (usize, usize, usize),
     stores: super::plan::Stores,
 ) -> bool {
-    // `j < S` (the array's length), `S · LINE` a small constant, and `t · LINE` at most the
-    // checked `groups · LINE`: no index is out of bounds and nothing overflows.
+    // `j < S` (the array's length), `S · LINE` a small constant, `t · LINE` below the checked
+    // `groups · LINE` and `k · step` below the checked last repeat's: no index is out of bounds
+    // and nothing overflows.
     #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
     fn runs<const N: usize, const S: usize>(
         src: &[u8],
-        bases: &[usize],
-        groups: usize,
+        (bases, groups): (&[usize], usize),
         (dst, out): (&mut [u8], usize),
+        (count, src_step, dst_step): (usize, usize, usize),
         stores: super::plan::Stores,
     ) -> bool {
         let Ok(bases) = <&[usize; S]>::try_from(bases) else { return false };
         let Some(len) = groups.checked_mul(LINE) else { return false };
-        let Some(dst) = S.checked_mul(len).and_then(|total| dst.get_mut(out..out.checked_add(total)?)) else {
+        let Some(last) = count.checked_sub(1) else { return true };
+        let (Some(src_last), Some(dst_last)) = (last.checked_mul(src_step), last.checked_mul(dst_step)) else {
             return false;
         };
-        let mut rows: [&[u8]; S] = [&[]; S];
-        for (row, &base) in rows.iter_mut().zip(bases) {
-            let Some(found) = base.checked_add(len).and_then(|end| src.get(base..end)) else { return false };
-            *row = found;
+        let reads = bases
+            .iter()
+            .all(|&b| b.checked_add(src_last).and_then(|b| b.checked_add(len)).is_some_and(|end| end <= src.len()));
+        let writes = S
+            .checked_mul(len)
+            .and_then(|total| out.checked_add(dst_last)?.checked_add(total))
+            .is_some_and(|end| end <= dst.len());
+        if !reads || !writes {
+            return false;
         }
-        for (t, group) in dst.chunks_exact_mut(S * LINE).enumerate() {
-            let lines: [&[u8; LINE]; S] = core::array::from_fn(|j| {
-                rows[j].get(t * LINE..).and_then(<[u8]>::first_chunk::<LINE>).unwrap_or(&ZERO)
-            });
-            let mut outs = group.chunks_exact_mut(LINE);
-            zip_rows::<N, S>(&lines, |_, line| {
-                if let Some(to) = outs.next().and_then(<[u8]>::first_chunk_mut::<LINE>) {
-                    if stores == super::plan::Stores::Plain || !super::stream::store_line(to, line) {
-                        *to = *line;
+        for k in 0..count {
+            let rows: [&[u8]; S] = core::array::from_fn(|j| &src[bases[j] + k * src_step..][..len]);
+            let at = out + k * dst_step;
+            for (t, group) in dst[at..at + S * len].chunks_exact_mut(S * LINE).enumerate() {
+                let lines: [&[u8; LINE]; S] =
+                    core::array::from_fn(|j| rows[j][t * LINE..].first_chunk::<LINE>().unwrap_or(&ZERO));
+                let mut outs = group.chunks_exact_mut(LINE);
+                zip_rows::<N, S>(&lines, |_, line| {
+                    if let Some(to) = outs.next().and_then(<[u8]>::first_chunk_mut::<LINE>) {
+                        if stores == super::plan::Stores::Plain || !super::stream::store_line(to, line) {
+                            *to = *line;
+                        }
                     }
-                }
-            });
+                });
+            }
         }
         true
     }
@@ -325,11 +335,12 @@ pub(crate) fn interleave_runs<const N: usize>(
     if bases.len().saturating_mul(N) > LANE {
         return false;
     }
+    let args = (src, (bases, groups), (dst, out), (count, src_step, dst_step), stores);
     match bases.len() {
-        2 => runs::<N, 2>(src, bases, groups, (dst, out), stores),
-        4 => runs::<N, 4>(src, bases, groups, (dst, out), stores),
-        8 => runs::<N, 8>(src, bases, groups, (dst, out), stores),
-        16 => runs::<N, 16>(src, bases, groups, (dst, out), stores),
+        2 => runs::<N, 2>(args.0, args.1, args.2, args.3, args.4),
+        4 => runs::<N, 4>(args.0, args.1, args.2, args.3, args.4),
+        8 => runs::<N, 8>(args.0, args.1, args.2, args.3, args.4),
+        16 => runs::<N, 16>(args.0, args.1, args.2, args.3, args.4),
         _ => false,
     }
 }
@@ -465,7 +476,7 @@ mod tests {
         let bases: Vec<usize> = (0..rows).map(|r| r * LINE).collect();
         if !fits {
             let mut untouched = vec![0x5Au8; rows * LINE];
-            assert!(!interleave_runs::<N>(&flat, &bases, 1, (&mut untouched, 0), Stores::Plain));
+            assert!(!interleave_runs::<N>(&flat, (&bases, 1), (&mut untouched, 0), (1, 0, 0), Stores::Plain));
             assert!(untouched.iter().all(|&b| b == 0x5A), "declined, yet wrote");
             return;
         }
@@ -479,7 +490,7 @@ mod tests {
             let mut storage = vec![0u128; (rows * LINE + 32) / 16];
             let back: &mut [u8] = bytemuck::cast_slice_mut(&mut storage);
             back.fill(0x5A);
-            assert!(interleave_runs::<N>(&deinterleaved, &bases, 1, (&mut *back, offset), stores));
+            assert!(interleave_runs::<N>(&deinterleaved, (&bases, 1), (&mut *back, offset), (1, 0, 0), stores));
             crate::relayout::stream::fence();
             assert_eq!(
                 &back[offset..offset + rows * LINE],
