@@ -755,7 +755,8 @@ width! {
 /// A line of zeros: the run of a source offset the plan never produces.
 static ZERO_LINE: [u8; LINE] = [0; LINE];
 
-/// The most rows [`tile::interleave`] takes (16 one-byte elements to a lane).
+/// The most rows [`tile::interleave_runs`] and [`tile::deinterleave_runs`] take (16 one-byte
+/// elements to a lane).
 const MAX_SPAN: usize = 16;
 
 /// The source line at byte `f`, if it is inside the buffer.
