@@ -535,8 +535,9 @@ fn both_stores_whole_and_in_parts(
     Ok(())
 }
 
+/// 512 cases; a few under Miri (`tools/miri`), where one case takes seconds.
 fn config() -> ProptestConfig {
-    ProptestConfig { cases: 512, ..ProptestConfig::default() }
+    ProptestConfig { cases: if cfg!(miri) { 4 } else { 512 }, ..ProptestConfig::default() }
 }
 
 proptest! {
