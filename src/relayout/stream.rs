@@ -119,4 +119,25 @@ mod tests {
             assert!(!store_line(aligned, &line));
         }
     }
+
+    /// At every offset of a line from a 16-byte boundary, up to the buffer's last line: an
+    /// aligned line is written whole and nothing else is, an unaligned one leaves every byte as
+    /// it was (under Miri, which checks each store's bounds and alignment, too).
+    #[test]
+    fn lines_at_every_offset_write_exactly_themselves_or_nothing() {
+        let mut storage = [0u128; 9];
+        let len = core::mem::size_of_val(&storage);
+        let line: [u8; 64] = core::array::from_fn(|k| u8::try_from(k + 1).unwrap_or(0));
+        for at in 0..=len - 64 {
+            storage = [0u128; 9];
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut storage);
+            let to: &mut [u8; 64] = (&mut bytes[at..at + 64]).try_into().unwrap();
+            let written = store_line(to, &line);
+            super::fence();
+            assert_eq!(written, super::available() && at % 16 == 0, "at {at}");
+            let expected: Vec<u8> =
+                (0..len).map(|k| if written && (at..at + 64).contains(&k) { line[k - at] } else { 0 }).collect();
+            assert_eq!(bytes, &expected[..], "at {at}");
+        }
+    }
 }
