@@ -120,9 +120,17 @@ fn small_integer(x: i32) -> f32 {
 /// 2^k for the exponents these formats reach (−137 … 128), exactly.
 #[allow(clippy::arithmetic_side_effects, reason = "invariant: |k| ≤ 137")]
 fn pow2_f32(k: i32) -> f32 {
-    // Two steps keep each factor a normal f32 even for 2^-137.
+    // Two steps keep each factor a normal f32 even for 2^-137; the product of two powers of two
+    // is exact.
     let half = k / 2;
-    f32::powi(2.0, half) * f32::powi(2.0, k - half)
+    normal_pow2_f32(half) * normal_pow2_f32(k - half)
+}
+
+/// 2^k for a normal f32 exponent (−126 … 127), from its bits: `powi`'s precision is not
+/// guaranteed (Miri rounds it differently from the native one).
+#[allow(clippy::arithmetic_side_effects, reason = "invariant: |k| ≤ 69")]
+fn normal_pow2_f32(k: i32) -> f32 {
+    u32::try_from(k + 127).map_or(f32::NAN, |biased| f32::from_bits(biased << 23))
 }
 
 /// A value of one of the small float types (`f8e5m2`, `f8e4m3fn`, …, `f4e2m1fn`, `f6e2m3fn`,

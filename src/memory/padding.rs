@@ -113,7 +113,7 @@ impl Fill {
             #[allow(clippy::cast_precision_loss)] // integer extremes up to 2^64 are exact powers of two or near them
             Self::Int(i) => Some(i as f64),
             Self::Zero => Some(0.0),
-            Self::ZeroBitPattern => Some(2f64.powi(-127)),
+            Self::ZeroBitPattern => Some(TWO_POW_MINUS_127),
             Self::One => Some(1.0),
             Self::NegInfinity => Some(f64::NEG_INFINITY),
             Self::Infinity => Some(f64::INFINITY),
@@ -194,6 +194,13 @@ pub fn fill_for(padding_value: i32, element_type: PrimitiveType) -> Result<Fill>
     })
 }
 
+/// 2^-127, the smallest `f8e8m0fnu` value (its all-zero bit pattern), exactly: from its bits,
+/// because `powi`'s precision is not guaranteed (under Miri `2f64.powi(127)` came out below 2^127
+/// and was encoded as 0xFD).
+const TWO_POW_MINUS_127: f64 = f64::from_bits(0x3800_0000_0000_0000);
+/// 2^127, the largest `f8e8m0fnu` value, exactly (as [`TWO_POW_MINUS_127`]).
+const TWO_POW_127: f64 = f64::from_bits(0x47E0_0000_0000_0000);
+
 /// (lowest, highest) finite values of the float types without infinities, from the formats'
 /// definitions (`ml_dtypes` / OCP MX).
 fn finite_extremes(element_type: PrimitiveType) -> Option<(f64, f64)> {
@@ -206,8 +213,25 @@ fn finite_extremes(element_type: PrimitiveType) -> Option<(f64, f64)> {
         PrimitiveType::F6E3M2FN => 28.0,
         PrimitiveType::F6E2M3FN => 7.5,
         // No negatives: the smallest value is the all-zero exponent.
-        PrimitiveType::F8E8M0FNU => return Some((2f64.powi(-127), 2f64.powi(127))),
+        PrimitiveType::F8E8M0FNU => return Some((TWO_POW_MINUS_127, TWO_POW_127)),
         _ => return None,
     };
     Some((-max, max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Fill, PaddingValue, PrimitiveType, fill_for};
+
+    /// `f8e8m0fnu`'s extremes are exactly 2^-127 and 2^127 (found by Miri, whose `powi` rounds
+    /// differently from the native one: the highest pad was encoded as 0xFD instead of 0xFE).
+    #[test]
+    fn e8m0_extremes_are_exact_powers_of_two() {
+        let t = PrimitiveType::F8E8M0FNU;
+        let highest = fill_for(PaddingValue::HighestPad as i32, t).unwrap();
+        assert!(matches!(highest, Fill::MaxFinite(v) if v.to_bits() == 0x47E0_0000_0000_0000), "{highest:?}");
+        let lowest = fill_for(PaddingValue::LowestPad as i32, t).unwrap();
+        assert!(matches!(lowest, Fill::MinFinite(v) if v.to_bits() == 0x3800_0000_0000_0000), "{lowest:?}");
+        assert_eq!(Fill::ZeroBitPattern.as_f64().map(f64::to_bits), Some(0x3800_0000_0000_0000));
+    }
 }

@@ -502,7 +502,7 @@ mod tests {
             Strategy::Boxes { stores, .. } | Strategy::Identity { stores } => *stores,
             other @ Strategy::General { .. } => panic!("{other:?}"),
         };
-        // Where this target cannot stream (or under Miri), every plan stores plainly.
+        // Where this target cannot stream, every plan stores plainly.
         let streaming = if super::stream::available() { Stores::Streaming } else { Stores::Plain };
         assert_eq!(stores(&plan("f32[4096,4096]{0,1}", "f32[4096,4096]{1,0}")), streaming);
         assert_eq!(stores(&plan("f32[4096,4096]{1,0}", "f32[4096,4096]{1,0}")), streaming);
@@ -528,7 +528,7 @@ mod tests {
         let plan =
             RelayoutPlan::with_stores(a.as_array().unwrap(), b.as_array().unwrap(), super::StorePolicy::Streaming)
                 .unwrap();
-        // Without streaming stores (other targets, Miri's safe path) the plan keeps bands.
+        // Without streaming stores (targets other than x86-64) the plan keeps bands.
         if super::stream::available() {
             assert!(matches!(kernels(&plan)[..], [Kernel::Transpose { order: Order::SourceRuns, .. }]));
         }

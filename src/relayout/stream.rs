@@ -11,9 +11,17 @@
 //!
 //! Only x86-64 has them here: `_mm_stream_si128` (SSE2, part of the x86-64 baseline, so the
 //! compiler may emit it in any function). A plan still asks the CPU ([`available`], once, when
-//! it is built) and plans ordinary stores if the answer is no. Elsewhere, and under Miri
-//! (`cfg(miri)`, which checks the safe path), [`available`] is false and [`store_line`]
-//! declines, so the callers' safe stores run.
+//! it is built) and plans ordinary stores if the answer is no. Elsewhere [`available`] is false
+//! and [`store_line`] declines, so the callers' safe stores run.
+//!
+//! Under Miri (`cfg(miri)`, `tools/miri`) the streaming path runs too, but its one instruction
+//! cannot: `_mm_stream_si128` is inline assembly and `_mm_sfence` a call Miri has no shim for.
+//! There [`store_line`] writes the same 16-byte-aligned pointer with `_mm_store_si128`, the
+//! aligned ordinary store with the same preconditions (16 writable bytes, 16-byte aligned), which
+//! Miri checks, and [`fence`] does nothing (ordinary stores need no fence). So Miri checks every
+//! line the kernels stream (its bounds, its alignment, its borrow) and the streaming walks of the
+//! callers; what it cannot check is the weak ordering of the real non-temporal stores, which
+//! [`fence`] at the end of each kernel run covers.
 //!
 //! The contract is small on purpose: [`store_line`] writes one [`LINE`] into a bounds-checked
 //! `&mut [u8; LINE]` or declines (returns `false`), and [`fence`] orders the streamed stores
@@ -28,14 +36,14 @@ pub(crate) const LINE: usize = 64;
 /// second-level cache of one core, so the lines would be evicted before anyone read them.
 pub(crate) const MIN_STREAM_BYTES: u64 = 1 << 24;
 
-/// Whether this build and this CPU can stream (x86-64 with SSE2, not under Miri): asked once
-/// per plan.
+/// Whether this build and this CPU can stream (x86-64 with SSE2; under Miri, the aligned stores
+/// that stand in for the streaming ones): asked once per plan.
 pub(crate) fn available() -> bool {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(target_arch = "x86_64")]
     {
         std::is_x86_feature_detected!("sse2")
     }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    #[cfg(not(target_arch = "x86_64"))]
     {
         false
     }
@@ -45,9 +53,13 @@ pub(crate) fn available() -> bool {
 /// 16-byte aligned or the target has no streaming stores. The caller then stores normally.
 #[inline]
 pub(crate) fn store_line(to: &mut [u8; LINE], line: &[u8; LINE]) -> bool {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(target_arch = "x86_64")]
     {
-        use core::arch::x86_64::{__m128i, _mm_stream_si128};
+        use core::arch::x86_64::__m128i;
+        #[cfg(miri)]
+        use core::arch::x86_64::_mm_store_si128 as store;
+        #[cfg(not(miri))]
+        use core::arch::x86_64::_mm_stream_si128 as store;
         if to.as_ptr().align_offset(16) != 0 {
             return false;
         }
@@ -60,12 +72,13 @@ pub(crate) fn store_line(to: &mut [u8; LINE], line: &[u8; LINE]) -> bool {
             let address = chunk.as_mut_ptr().cast::<__m128i>();
             // SAFETY: `address` points to the 16 writable bytes of `chunk`, part of the
             // exclusive borrow `to`, live for this call, and is 16-byte aligned, as `movntdq`
-            // requires. SSE2, the instruction's only feature, is enabled on every x86-64 target.
-            unsafe { _mm_stream_si128(address, value) };
+            // (and, under Miri, `movdqa`) requires. SSE2, the instructions' only feature, is
+            // enabled on every x86-64 target.
+            unsafe { store(address, value) };
         }
         true
     }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = (to, line);
         false
@@ -73,7 +86,8 @@ pub(crate) fn store_line(to: &mut [u8; LINE], line: &[u8; LINE]) -> bool {
 }
 
 /// Orders every streamed store before the stores and loads that follow (non-temporal stores are
-/// weakly ordered): called once at the end of each kernel run that streamed.
+/// weakly ordered): called once at the end of each kernel run that streamed. Nothing under Miri,
+/// whose stand-in stores are ordinary ones.
 #[inline]
 pub(crate) fn fence() {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -103,6 +117,27 @@ mod tests {
             assert!(!store_line(unaligned, &line));
         } else {
             assert!(!store_line(aligned, &line));
+        }
+    }
+
+    /// At every offset of a line from a 16-byte boundary, up to the buffer's last line: an
+    /// aligned line is written whole and nothing else is, an unaligned one leaves every byte as
+    /// it was (under Miri, which checks each store's bounds and alignment, too).
+    #[test]
+    fn lines_at_every_offset_write_exactly_themselves_or_nothing() {
+        let mut storage = [0u128; 9];
+        let len = core::mem::size_of_val(&storage);
+        let line: [u8; 64] = core::array::from_fn(|k| u8::try_from(k + 1).unwrap_or(0));
+        for at in 0..=len - 64 {
+            storage = [0u128; 9];
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut storage);
+            let to: &mut [u8; 64] = (&mut bytes[at..at + 64]).try_into().unwrap();
+            let written = store_line(to, &line);
+            super::fence();
+            assert_eq!(written, super::available() && at % 16 == 0, "at {at}");
+            let expected: Vec<u8> =
+                (0..len).map(|k| if written && (at..at + 64).contains(&k) { line[k - at] } else { 0 }).collect();
+            assert_eq!(bytes, &expected[..], "at {at}");
         }
     }
 }

@@ -308,6 +308,13 @@ fn small_extents() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side
         .prop_filter("a fused transpose", |(_, _, a, b, _)| a.plan_with(b).unwrap().explain().contains("fused"))
 }
 
+/// The most rows (outer extents) a strategy draws: `n`, or a quarter of it under Miri
+/// (`tools/miri`), where one element costs microseconds; the minor extents that make whole lines
+/// and tiles stay as they are.
+fn outer(n: i64) -> i64 {
+    if cfg!(miri) { n / 4 } else { n }
+}
+
 /// A row-major array and the same under a tiling whose sub-tile groups `span` rows
 /// (`T(16,C)(span,1)`: bf16's `(2,1)`, s8's `(4,1)`), in either direction: the deinterleaving
 /// (tiled → rows) and interleaving (rows → tiled) paths, whole lines and ragged ends.
@@ -320,7 +327,7 @@ fn sub_tiled() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Ve
     ];
     let spans = prop_oneof![Just(2i64), Just(4), Just(8), Just(16)];
     let columns = prop_oneof![Just(32i64), Just(64), Just(128)];
-    (types, spans, columns, 1i64..=40, 1i64..=300, any::<bool>()).prop_flat_map(
+    (types, spans, columns, 1i64..=outer(40), 1i64..=300, any::<bool>()).prop_flat_map(
         |(t, span, c, rows, cols, tiled_first)| {
             let dims = vec![rows, cols];
             let plain = make_shape_with_layout(t, &dims, &LayoutSpec::new(&[1, 0])).unwrap();
@@ -345,7 +352,7 @@ fn line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Ve
         Just(PrimitiveType::F32),
         Just(PrimitiveType::F64),
     ];
-    (types, 1i64..=3, proptest::collection::vec(1i64..=40, 1..=2)).prop_flat_map(|(t, lines, outer)| {
+    (types, 1i64..=3, proptest::collection::vec(1i64..=outer(40), 1..=2)).prop_flat_map(|(t, lines, outer)| {
         let line = 64 / i64::from(t.byte_width().unwrap());
         let mut dims = outer;
         dims.push(line * lines);
@@ -423,7 +430,7 @@ fn tiled_pairs() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, 
         Just("T(32,128)(4,1)"),
         Just("T(8,64)(2,1)"),
     ];
-    (types, tilings.clone(), tilings, 1i64..=40, 1i64..=300, 0u8..5)
+    (types, tilings.clone(), tilings, 1i64..=outer(40), 1i64..=300, 0u8..5)
         .prop_filter_map("layouts that parse", |(t, one, two, rows, cols, pair)| {
             let (a, b) = match pair {
                 0 => ("{1,0}".to_owned(), format!("{{1,0:{one}}}")),
@@ -449,7 +456,7 @@ fn packed_pairs() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side,
         Just(PrimitiveType::U2),
         Just(PrimitiveType::U1),
     ];
-    (types, 1i64..=20, 1i64..=3000, 0u8..6).prop_flat_map(|(t, rows, n, form)| {
+    (types, 1i64..=outer(20), 1i64..=3000, 0u8..6).prop_flat_map(|(t, rows, n, form)| {
         let bits = t.bit_width().unwrap();
         let (dims, a, b) = match form {
             0 => (vec![n], "{0}".to_owned(), format!("{{0:E({bits})}}")),
@@ -552,8 +559,9 @@ fn both_stores_whole_and_in_parts(
     Ok(())
 }
 
+/// 512 cases; a few under Miri (`tools/miri`), where one case takes seconds.
 fn config() -> ProptestConfig {
-    ProptestConfig { cases: 512, ..ProptestConfig::default() }
+    ProptestConfig { cases: if cfg!(miri) { 4 } else { 512 }, ..ProptestConfig::default() }
 }
 
 proptest! {
