@@ -325,8 +325,9 @@ impl Walk<'_> {
     }
 
     /// The transposes' hot loop: every whole micro-tile of the band `j0 .. j1` on the stepped
-    /// row axis `rows` (the source-minor axis, the last outer one), all tile-rows but the last
-    /// (whose wrapped seam may be cut: [`Walk::tiles`] takes it and a ragged end of columns).
+    /// row axis `rows` (the source-minor axis, the last outer one), all whole tile-rows but,
+    /// when rows wrap, the last (whose seam may be cut: [`Walk::tiles`] takes it, as it takes a
+    /// ragged end of rows or columns).
     /// Each tile's runs and lines are addressed from the band's offsets and moved in registers
     /// straight into whole destination lines ([`Width::whole`]), without [`micro_tile`]'s
     /// general cases. Returns the first row it left.
@@ -351,7 +352,8 @@ impl Walk<'_> {
         // Runs past a wrapped tile's seam are the next row's first columns.
         let delta = rows.src.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent)));
         let mut i: u64 = 0;
-        while i.checked_add(m).is_some_and(|end| end < total) {
+        // Without wrapped rows the last tile-row has no seam to cut: the strip takes it too.
+        while i.checked_add(m).is_some_and(|end| end < total || (end == total && self.wrap == 0)) {
             if self.prefetch {
                 self.prefetch::<N>(s, rows, i, j1);
             }
