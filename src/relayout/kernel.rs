@@ -6,7 +6,7 @@
 //! is inside its buffer.
 
 use super::lines::Lines;
-use super::plan::{Axis, Order, Stores, asks_ahead, short_run};
+use super::plan::{Axis, BAND_BYTES, Order, Stores, asks_ahead, short_run};
 use super::stream::{self, LINE};
 use super::tile;
 use crate::memory::extent::{len_u64, to_i64};
@@ -186,10 +186,6 @@ fn wraps<const N: usize>(minor: Axis, inner: Axis) -> bool {
         && row.and_then(|r| i64::try_from(r).ok()) == Some(minor.dst)
         && row.and_then(|r| r.checked_rem(len_u64(LINE))) == Some(0)
 }
-
-/// Destination-minor columns per band: 2 KiB of destination row, so the source rows a band
-/// reads (one page each with 4 KiB pages) stay within the second-level TLB.
-pub(crate) const BAND_BYTES: u64 = 2048;
 
 /// What stays fixed along the transpose's odometer (see [`transpose`]).
 struct Walk<'a> {

@@ -400,16 +400,21 @@ fn whole_tiles(axes: &[Axis], src_minor: usize, width: i64) -> bool {
     long(axes.get(src_minor)) && long(axes.last())
 }
 
+/// Destination-minor columns per band of a transpose ([`Order::Bands`], `kernel.rs`): 2 KiB of
+/// destination row, so the source rows a band reads (one page each with 4 KiB pages) stay
+/// within the second-level TLB.
+pub(crate) const BAND_BYTES: u64 = 2048;
+
 /// Whether a streamed transpose of elements of 2 bytes or more walks bands
 /// ([`Order::Bands`]) rather than its source in order: when its destination rows (the
-/// innermost axis) hold a whole band ([`BAND_BYTES`](super::kernel::BAND_BYTES), 2 KiB), each
+/// innermost axis) hold a whole band ([`BAND_BYTES`], 2 KiB), each
 /// tile-row of a band then writes 2 KiB runs of 16–32 destination rows where the source order
 /// writes one line to each of thousands. Measured on the project's Zen 5 machine (issue 36,
 /// docs/relayout.md): t2d, r3, the bf16 and u64 transposes 1.1–1.5× faster; NCHW → NHWC (rows
 /// of 256 bytes) and `u8` (whose micro-tile already reads 64 source rows) slower, so they keep
 /// the source order.
 fn long_rows(axes: &[Axis], width: i64) -> bool {
-    let band = i64::try_from(super::kernel::BAND_BYTES).unwrap_or(i64::MAX);
+    let band = i64::try_from(BAND_BYTES).unwrap_or(i64::MAX);
     width >= 2
         && axes
             .last()
