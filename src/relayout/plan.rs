@@ -408,9 +408,9 @@ pub(crate) const BAND_BYTES: u64 = 2048;
 /// Whether a streamed transpose of elements of 2 bytes or more walks bands
 /// ([`Order::Bands`]) rather than its source in order: when its destination rows (the
 /// innermost axis) hold a whole band ([`BAND_BYTES`], 2 KiB), each
-/// tile-row of a band then writes 2 KiB runs of 16–32 destination rows where the source order
+/// tile-row of a band then writes 2 KiB runs of 8–32 destination rows where the source order
 /// writes one line to each of thousands. Measured on the project's Zen 5 machine (issue 36,
-/// docs/relayout.md): t2d, r3, the bf16 and u64 transposes 1.1–1.5× faster; NCHW → NHWC (rows
+/// docs/relayout.md): t2d, r3, the bf16 and u64 transposes 1.1–1.7× faster; NCHW → NHWC (rows
 /// of 256 bytes) and `u8` (whose micro-tile already reads 64 source rows) slower, so they keep
 /// the source order.
 fn long_rows(axes: &[Axis], width: i64) -> bool {
