@@ -8,7 +8,7 @@
 use super::lines::Lines;
 use super::plan::{Axis, BAND_BYTES, Order, Stores, asks_ahead, short_run};
 use super::stream::{self, LINE};
-use super::tile;
+use super::tile::{self, ZERO_LINE};
 use crate::memory::extent::{len_u64, to_i64};
 
 /// An offset as a slice position (`None` for a negative one, which the plan never produces).
@@ -750,9 +750,6 @@ width! {
     16 => 4, 1;
 }
 
-/// A line of zeros: the run of a source offset the plan never produces.
-static ZERO_LINE: [u8; LINE] = [0; LINE];
-
 /// The most rows [`tile::interleave_runs`] and [`tile::deinterleave_runs`] take (16 one-byte
 /// elements to a lane).
 const MAX_SPAN: usize = 16;
@@ -838,22 +835,14 @@ fn micro_tile<const N: usize>(
             to.copy_from_slice(part);
         }
     };
-    if height == m && width == m && (seam.at >= m || (!seam.last && seam.group.0 == 0)) {
-        let runs = <Bytes<N> as Width>::runs(|j| {
-            run_at(j)
-                .and_then(|f| src.get(f..f.wrapping_add(LINE)))
-                .and_then(|run| <&[u8; LINE]>::try_from(run).ok())
-                .unwrap_or(&ZERO_LINE)
-        });
-        <Bytes<N> as Width>::whole(&runs, dst, |i| at(d.wrapping_add(rows.at(i))), stores);
-    } else if height == m && !cut {
-        let runs = <Bytes<N> as Width>::runs(|j| {
-            run_at(j)
-                .and_then(|f| src.get(f..f.wrapping_add(LINE)))
-                .and_then(|run| <&[u8; LINE]>::try_from(run).ok())
-                .unwrap_or(&ZERO_LINE)
-        });
-        <Bytes<N> as Width>::transpose(&runs, &mut emit);
+    if height == m && !cut {
+        let runs = <Bytes<N> as Width>::runs(|j| run_at(j).and_then(|f| src_line(src, f)).unwrap_or(&ZERO_LINE));
+        // Every line whole, none cut at a seam: straight into the destination lines.
+        if width == m && (seam.at >= m || (!seam.last && seam.group.0 == 0)) {
+            <Bytes<N> as Width>::whole(&runs, dst, |i| at(d.wrapping_add(rows.at(i))), stores);
+        } else {
+            <Bytes<N> as Width>::transpose(&runs, &mut emit);
+        }
     } else {
         let mut tile = <Bytes<N> as Width>::lines();
         for (j, run) in tile.as_mut().iter_mut().enumerate() {

@@ -19,6 +19,9 @@
 
 use super::stream::LINE;
 
+/// A line of zeros: the run of a source offset the plan never produces.
+pub(crate) static ZERO_LINE: [u8; LINE] = [0; LINE];
+
 /// Bytes of one lane (an SSE2 register).
 const LANE: usize = 16;
 
@@ -318,7 +321,7 @@ pub(crate) fn interleave_runs<const N: usize>(
             let at = out + k * dst_step;
             for (t, group) in dst[at..at + S * len].chunks_exact_mut(S * LINE).enumerate() {
                 let lines: [&[u8; LINE]; S] =
-                    core::array::from_fn(|j| rows[j][t * LINE..].first_chunk::<LINE>().unwrap_or(&ZERO));
+                    core::array::from_fn(|j| rows[j][t * LINE..].first_chunk::<LINE>().unwrap_or(&ZERO_LINE));
                 let mut outs = group.chunks_exact_mut(LINE);
                 zip_rows::<N, S>(&lines, |_, line| {
                     if let Some(to) = outs.next().and_then(<[u8]>::first_chunk_mut::<LINE>) {
@@ -331,7 +334,6 @@ pub(crate) fn interleave_runs<const N: usize>(
         }
         true
     }
-    static ZERO: [u8; LINE] = [0; LINE];
     if bases.len().saturating_mul(N) > LANE {
         return false;
     }
