@@ -87,8 +87,26 @@ pub(crate) fn rows(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], wi
         Some((inner, outer)) => (usize::try_from(inner.extent).unwrap_or(0).wrapping_mul(width), outer),
         None => (width, axes),
     };
+    let whole = stores != Stores::Plain && whole_lines(dst, d, outer, len);
     match stores {
-        Stores::Plain => odometer(outer, s, d, &mut |s, d| copy_run(src, dst, s, d, len)),
+        Stores::Streaming | Stores::WholeLines if whole => {
+            // Every row is whole destination lines: read the source in address order and stream
+            // each row where it goes (rule 10, "Rows in source order").
+            let mut order = outer.to_vec();
+            order.sort_by_key(|a| std::cmp::Reverse(a.src.unsigned_abs()));
+            // No row starts or ends inside a line: no carries are left.
+            let mut lines = Lines::new(Stores::Streaming);
+            odometer(&order, s, d, &mut |s, d| {
+                if let (Some(s), Some(d)) = (at(s), at(d)) {
+                    if let Some(from) = src.get(s..s.wrapping_add(len)) {
+                        lines.put(dst, d, from);
+                    }
+                }
+            });
+            lines.finish(dst);
+            stream::fence();
+        }
+        Stores::Plain | Stores::WholeLines => odometer(outer, s, d, &mut |s, d| copy_run(src, dst, s, d, len)),
         Stores::Streaming => {
             // Whole lines stream at any alignment; a row's ends wait for the next row
             // (`lines.rs`).
@@ -104,6 +122,16 @@ pub(crate) fn rows(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], wi
             stream::fence();
         }
     }
+}
+
+/// Whether every row of a rows walk (`outer` axes, rows of `len` bytes, the first at `dst[d..]`)
+/// is whole destination lines: the first row starts on a line and every length and
+/// destination stride is a multiple of one.
+fn whole_lines(dst: &[u8], d: i64, outer: &[Axis], len: usize) -> bool {
+    let line = to_i64(len_u64(LINE));
+    len % LINE == 0
+        && outer.iter().all(|a| a.dst.checked_rem(line) == Some(0))
+        && at(d).and_then(|d| dst.get(d..)).is_some_and(|rest| rest.as_ptr().align_offset(LINE) == 0)
 }
 
 /// One destination line: streamed where the stores and the line allow it, else an ordinary copy

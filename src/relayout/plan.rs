@@ -103,6 +103,11 @@ pub(crate) enum Stores {
     /// Non-temporal stores (`stream.rs`) where a line is aligned: the destination is far
     /// larger than the caches, and writing a line need not read it first.
     Streaming,
+    /// [`Stores::Streaming`] for a box of rows that are all whole destination lines, ordinary
+    /// stores for any other: the plans of short rows ([`MIN_STREAMED_ROW`]) under
+    /// [`StorePolicy::Auto`], which stream only where they can walk in source order
+    /// (`kernel::rows`).
+    WholeLines,
 }
 
 impl Stores {
@@ -138,6 +143,7 @@ impl Strategy {
         let stores = |s: Stores| match s {
             Stores::Plain => "ordinary stores",
             Stores::Streaming => "streaming stores",
+            Stores::WholeLines => "streaming stores where a box's rows are whole lines, else ordinary stores",
         };
         let unit = |u: Unit| match u {
             Unit::Bytes { width } => format!("whole elements of {width} bytes, strides in bytes"),
@@ -260,24 +266,24 @@ pub(crate) fn strategy(src: &Resolved, dst: &Resolved, span: &Span, policy: Stor
     let identity = matches!(unit, Unit::Bytes { width } if identical(&blocks, width, src, dst));
     let stores = match unit {
         Unit::Bytes { width } if policy == StorePolicy::Auto && !identity && short_rows(&blocks, width) => {
-            Stores::Plain
+            if stores == Stores::Streaming { Stores::WholeLines } else { Stores::Plain }
         }
         _ => stores,
     };
     Ok(if identity { Strategy::Identity { stores } } else { Strategy::Boxes { unit, blocks: blocks.into(), stores } })
 }
 
-/// Rows shorter than this (bytes) are copied with ordinary stores under [`StorePolicy::Auto`].
+/// Rows shorter than this (bytes) stream under [`StorePolicy::Auto`] only where they are whole
+/// destination lines ([`Stores::WholeLines`]).
 const MIN_STREAMED_ROW: u64 = 4096;
 
-/// Whether every box copies rows shorter than [`MIN_STREAMED_ROW`]: runs of a few lines read
-/// from scattered places (r4's 256-byte rows, `T(8,128)` f32's 512-byte tile rows). Measured on
-/// this project's machine in the same runs (`plan` against `plan_cached` in
-/// `benches/relayout.rs`), streaming such rows was 1.5–1.9× slower than ordinary stores when
-/// memory was fast (memcpy of 64 MiB in 3 ms), and up to 1.5× faster when it was slow (5–6 ms,
-/// 2026-11-24). Cached, they matched or beat ndarray and numpy in the 2026-11-26 runs, where
-/// streamed they fell behind both. Transposes and one long copy keep streaming: it won there in
-/// both regimes.
+/// Whether every box copies rows shorter than [`MIN_STREAMED_ROW`]: runs of a few lines (r4's
+/// 256-byte rows, `T(8,128)` f32's 512-byte tile rows). Rows that are whole destination lines
+/// walk in source order and stream faster than memcpy (`docs/relayout.md` rule 10, "Rows in
+/// source order"); any other walks in destination order, where streaming short rows was 1.5–1.9×
+/// slower than ordinary stores on this project's machine (`plan` against `plan_cached` in
+/// `benches/relayout.rs`; 2026-11-24, and 1.7× again 2026-11-28 on `Vec`s). Transposes and one
+/// long copy keep streaming: it won there in every measurement.
 fn short_rows(blocks: &[Block], width: usize) -> bool {
     let width = crate::memory::extent::len_u64(width);
     !blocks.is_empty()

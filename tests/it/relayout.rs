@@ -446,6 +446,21 @@ fn tiled_pairs() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, 
         })
 }
 
+/// Rows of whole cache lines (64 to 256 bytes) under a permutation of the outer axes: r4's kind,
+/// whose destination rows, when the buffer starts on a line, walk in source order.
+fn line_row_permutations() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let types = prop_oneof![Just(PrimitiveType::U8), Just(PrimitiveType::BF16), Just(PrimitiveType::F32)];
+    (types, 1i64..=12, 1i64..=12, 1i64..=4, 1i64..=4, any::<bool>()).prop_flat_map(|(t, a, b, c, lines, three)| {
+        let minor = 64 / i64::from(t.byte_width().unwrap()) * lines;
+        let (dims, from, to) = if three {
+            (vec![a, b, c, minor], "{3,2,1,0}", "{3,1,0,2}")
+        } else {
+            (vec![a, b, minor], "{2,1,0}", "{2,0,1}")
+        };
+        texts(t, &dims, (from, to)).unwrap()
+    })
+}
+
 /// Sub-byte elements packed (`E(bits)`) against one per byte, 1-D and 2-D, dense and under
 /// `T(8,128)` tiles, in either direction.
 fn packed_pairs() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
@@ -670,6 +685,19 @@ proptest! {
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
         at_offset_whole_and_in_parts(case, offsets, &cuts)?;
+    }
+
+    /// Rows that are whole destination lines, in a destination that starts on a line, walk in
+    /// source order and stream (rule 10, "Rows in source order"): the reference's bytes from a
+    /// source at any offset, whole and in parts (a part's cut may leave its rows whole lines or
+    /// not).
+    #[test]
+    fn whole_line_rows_in_source_order_match_the_reference(
+        case in prop_oneof![tiled_pairs(), line_row_permutations()],
+        src_offset in 0usize..64,
+        cuts in proptest::collection::vec(0usize..=1000, 0..4),
+    ) {
+        at_offset_whole_and_in_parts(case, (src_offset, 0), &cuts)?;
     }
 
     /// Sub-tiles of paired rows to and from row-major (bf16 `(2,1)` and kin, the interleaving
