@@ -447,7 +447,7 @@ fn tiled_pairs() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, 
 }
 
 /// Rows of whole cache lines (64 to 256 bytes) under a permutation of the outer axes: r4's kind,
-/// whose destination rows, when the buffer starts on a line, walk in source order.
+/// whose rows walk in source order.
 fn line_row_permutations() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
     let types = prop_oneof![Just(PrimitiveType::U8), Just(PrimitiveType::BF16), Just(PrimitiveType::F32)];
     (types, 1i64..=12, 1i64..=12, 1i64..=4, 1i64..=4, any::<bool>()).prop_flat_map(|(t, a, b, c, lines, three)| {
@@ -687,17 +687,19 @@ proptest! {
         at_offset_whole_and_in_parts(case, offsets, &cuts)?;
     }
 
-    /// Rows that are whole destination lines, in a destination that starts on a line, walk in
-    /// source order and stream (rule 10, "Rows in source order"): the reference's bytes from a
-    /// source at any offset, whole and in parts (a part's cut may leave its rows whole lines or
-    /// not).
+    /// Rows whose length and destination strides are whole lines walk in source order and
+    /// stream (rule 10, "Rows in source order"), the lines astride two rows made from both
+    /// rows' source bytes: the reference's bytes from a source at any offset into a destination
+    /// on a line (half the cases) or at any offset, whole and in parts (a part's cut may leave
+    /// its rows whole lines or not).
     #[test]
-    fn whole_line_rows_in_source_order_match_the_reference(
+    fn line_rows_in_source_order_match_the_reference(
         case in prop_oneof![tiled_pairs(), line_row_permutations()],
         src_offset in 0usize..64,
+        dst_offset in prop_oneof![Just(0usize), 0usize..64],
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
-        at_offset_whole_and_in_parts(case, (src_offset, 0), &cuts)?;
+        at_offset_whole_and_in_parts(case, (src_offset, dst_offset), &cuts)?;
     }
 
     /// Sub-tiles of paired rows to and from row-major (bf16 `(2,1)` and kin, the interleaving
