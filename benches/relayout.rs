@@ -361,14 +361,22 @@ fn bench_s4(c: &mut Criterion) {
 }
 
 /// Feature `rayon`: t2d (f32[8192,16384]) and r3 (f32[512,512,512], (2,0,1)) at 512 MiB on one
-/// thread and on two, huge pages; each group its own (`relayout/t2d_512MiB_threads`,
-/// `relayout/r3_512MiB_threads`).
+/// thread and on two, huge pages, and issue 36's TPU tile cases at 512 MiB (`f32` row-major →
+/// `T(8,128)`, bf16 row-major ↔ `T(8,128)(2,1)`); each group its own
+/// (`relayout/t2d_512MiB_threads`, …). `THREADS_CASES=t2d,r3` runs only those.
 #[cfg(feature = "rayon")]
 fn bench_threads(c: &mut Criterion) {
+    let filter: Option<String> = std::env::var("THREADS_CASES").ok();
     for (name, src_text, dst_text) in [
         ("t2d", "f32[8192,16384]{0,1}", "f32[8192,16384]{1,0}"),
         ("r3", "f32[512,512,512]{2,1,0}", "f32[512,512,512]{1,0,2}"),
+        ("f32_rm_to_t8x128", "f32[8192,16384]{1,0}", "f32[8192,16384]{1,0:T(8,128)}"),
+        ("bf16_rm_to_t8x128x2", "bf16[16384,16384]{1,0}", "bf16[16384,16384]{1,0:T(8,128)(2,1)}"),
+        ("bf16_t8x128x2_to_rm", "bf16[16384,16384]{1,0:T(8,128)(2,1)}", "bf16[16384,16384]{1,0}"),
     ] {
+        if filter.as_ref().is_some_and(|f| !f.split(',').any(|n| n == name)) {
+            continue;
+        }
         let (a, b) = (shape(src_text), shape(dst_text));
         let plan = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap();
         let src = buffer(plan.src_len(), true);
@@ -397,18 +405,22 @@ fn bench_threads(c: &mut Criterion) {
                 bench.iter(|| pool.install(|| plan.run(black_box(&src), &mut dst).unwrap()));
             });
         }
-        let (dims, src_strides) = match name {
-            "t2d" => permuted(&[16384, 8192], &[1, 0]),
-            _ => permuted(&[512, 512, 512], &[2, 0, 1]),
+        // strided-perm permutes; the tiles are not its work.
+        let perm = match name {
+            "t2d" => Some(permuted(&[16384, 8192], &[1, 0])),
+            "r3" => Some(permuted(&[512, 512, 512], &[2, 0, 1])),
+            _ => None,
         };
         let team = threadteam::Pool::builder().threads(2).build().expect("a threadteam pool");
-        for threads in [1, 2] {
-            group.bench_function(BenchmarkId::new("strided_perm", threads), |bench| {
-                bench.iter(|| {
-                    let exec = threadteam::Exec::new(&team, threads).expect("a budget");
-                    strided_perm::<u32>(black_box(&src), &mut dst, &dims, &src_strides, exec);
+        if let Some((dims, src_strides)) = &perm {
+            for threads in [1, 2] {
+                group.bench_function(BenchmarkId::new("strided_perm", threads), |bench| {
+                    bench.iter(|| {
+                        let exec = threadteam::Exec::new(&team, threads).expect("a budget");
+                        strided_perm::<u32>(black_box(&src), &mut dst, dims, src_strides, exec);
+                    });
                 });
-            });
+            }
         }
         // Both pools write the same bytes: each run once into a cleared buffer, so that a filtered
         // run (which skipped the benches above) checks what it wrote, never a stale buffer. A
@@ -422,18 +434,25 @@ fn bench_threads(c: &mut Criterion) {
             })
             .collect();
         assert!(digests.windows(2).all(|w| w[0] == w[1]), "{name}: one and two threads disagree");
-        dst.fill(0);
-        strided_perm::<u32>(&src, &mut dst, &dims, &src_strides, threadteam::Exec::new(&team, 2).expect("a budget"));
-        assert!(digest(&dst) == digests[0], "{name}: strided-perm disagrees");
-        // And the last of them moved the elements: a sample of indices through both maps.
+        if let Some((dims, src_strides)) = &perm {
+            dst.fill(0);
+            strided_perm::<u32>(&src, &mut dst, dims, src_strides, threadteam::Exec::new(&team, 2).expect("a budget"));
+            assert!(digest(&dst) == digests[0], "{name}: strided-perm disagrees");
+        } else {
+            dst.fill(0);
+            plan.run(&src, &mut dst).unwrap();
+        }
+        // And the last of them moved the elements: a sample of indices through both maps (the
+        // shapes are whole tiles: a slot is an element).
         let (ma, mb) =
             (PhysicalMap::new(a.as_array().unwrap()).unwrap(), PhysicalMap::new(b.as_array().unwrap()).unwrap());
         let dims = a.as_array().unwrap().dimensions().to_vec();
+        let width = plan.src_len() / dims.iter().map(|&n| usize::try_from(n).unwrap()).product::<usize>();
         for k in 0..1000_i64 {
             let index: Vec<i64> = dims.iter().zip(0_i64..).map(|(&n, d)| (k * 7919 + d * 104_729) % n).collect();
-            let s = ma.slot_unchecked_bounds(&index).get() as usize * 4;
-            let d = mb.slot_unchecked_bounds(&index).get() as usize * 4;
-            assert!(dst[d..d + 4] == src[s..s + 4], "{name}: element {index:?} misplaced");
+            let s = ma.slot_unchecked_bounds(&index).get() as usize * width;
+            let d = mb.slot_unchecked_bounds(&index).get() as usize * width;
+            assert!(dst[d..d + width] == src[s..s + width], "{name}: element {index:?} misplaced");
         }
         group.finish();
     }
