@@ -70,13 +70,16 @@ use plan::{Span, Strategy};
 #[non_exhaustive]
 pub enum StorePolicy {
     /// Streaming for destinations of at least 16 MiB, far past one core's caches; cached below.
+    /// A plan that only copies rows shorter than 4 KiB streams them where they are whole cache
+    /// lines (then in source order), else copies them cached (`docs/relayout.md` rule 10).
     #[default]
     Auto,
     /// Ordinary stores: the destination stays in cache for a reader that follows at once.
     Cached,
     /// Non-temporal stores for every aligned whole line, whatever the size (x86-64; elsewhere
     /// the same as `Cached`). Rows and transposes stream; the transpose then reads the source
-    /// in order and writes lines in any order, which only streaming stores make cheap.
+    /// in order and writes lines in any order, which only streaming stores make cheap, and so do
+    /// rows whose lengths and destination strides are whole lines.
     Streaming,
 }
 
