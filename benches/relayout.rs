@@ -644,6 +644,9 @@ const USER_CASES: &[(&str, &str, &str)] = &[
     // 16 MiB out (pack), 64 MiB out (unpack).
     ("s2_pack", "s2[67108864]{0}", "s2[67108864]{0:E(2)}"),
     ("s2_unpack", "s2[67108864]{0:E(2)}", "s2[67108864]{0}"),
+    // int4 under TPU tiles: each column's 32-bit word holds 8 rows' nibbles.
+    ("s4_pack_t8x128x8", "s4[8192,8192]{1,0}", "s4[8192,8192]{1,0:T(8,128)(8,1)E(4)}"),
+    ("s4_unpack_t8x128x8", "s4[8192,8192]{1,0:T(8,128)(8,1)E(4)}", "s4[8192,8192]{1,0}"),
 ];
 
 /// An order-sensitive digest of `bytes` (FNV-1a over 8-byte words).

@@ -493,6 +493,14 @@ mod tests {
             [Kernel::Wide { bytes: 4, order: Order::Fused, .. }]
         ));
         assert_eq!(kernels(&plan("s2[64]{0}", "s2[64]{0:E(2)}")), [Kernel::Pack { bits: 2 }]);
+        // int4 under TPU tiles: 8 rows' nibbles make each column's 32-bit word.
+        let t = "s4[16,256]{1,0:T(8,128)(8,1)E(4)}";
+        assert_eq!(kernels(&plan("s4[16,256]{1,0}", t)), [Kernel::PackRows { bits: 4 }]);
+        assert_eq!(kernels(&plan(t, "s4[16,256]{1,0}")), [Kernel::UnpackRows { bits: 4 }]);
+        assert_eq!(
+            kernels(&plan("u2[16,256]{1,0}", "u2[16,256]{1,0:T(8,128)(4,1)E(2)}")),
+            [Kernel::PackRows { bits: 2 }]
+        );
         // A combine dimension is not a mixed-radix refinement: the general path.
         assert!(matches!(plan("f32[4,6]{1,0:T(*,2)}", "f32[4,6]{1,0}").strategy, Strategy::General { .. }));
     }

@@ -13,7 +13,8 @@
 use super::kernel::{odometer, write_bits};
 use super::lines::Lines;
 use super::plan::Axis;
-use crate::memory::extent::to_i64;
+use super::stream::LINE;
+use crate::memory::extent::{len_u64, to_i64};
 
 /// Packed bytes per block of the staging buffer: a few lines, so that [`Lines`] streams them.
 const BLOCK: usize = 256;
@@ -112,6 +113,179 @@ pub(crate) fn unpack<const BITS: u32>(
             let shift = u32::try_from(k).unwrap_or(0).wrapping_mul(BITS);
             lines.put(dst, to, &[byte.checked_shr(shift).unwrap_or(0) & mask]);
             to = to.wrapping_add(1);
+        }
+    });
+}
+
+/// Columns per block of [`pack_rows`] and [`unpack_rows`]: one line of each row.
+const COLS: usize = 256;
+
+/// The most packed bytes per column [`pack_rows`] and [`unpack_rows`] take (a 32-bit word: `s4`
+/// `(8,1)`, `s2` `(16,1)`, `s1` `(32,1)`).
+const GROUP: usize = 4;
+
+/// One byte per element → `BITS`-bit elements packed across source rows ([`Kernel::PackRows`](super::plan::Kernel::PackRows)):
+/// the innermost axis (`rows`) steps through `m` source rows, one `BITS`-bit slot apart in the
+/// destination, and the axis before it (`cols`) one source byte and one group of `m · BITS / 8`
+/// destination bytes. A column's group holds its `m` rows' elements in order, the first in the
+/// lowest bits. `s` and `d` are bit offsets; a position that does not start on a byte goes
+/// element by element.
+// `BITS` is 1, 2 or 4 (the plan's `finish_bits`) and the group 1, 2 or 4 bytes (`plan::across`):
+// `8 / BITS`, shifts and indices below `COLS · GROUP` are small; offsets are those of a planned
+// box, inside the buffers (each source and destination access is still checked); `p < group ≤
+// GROUP` and `c < count ≤ COLS` index the staging arrays.
+#[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+pub(crate) fn pack_rows<const BITS: u32>(
+    src: &[u8],
+    (dst, lines): (&mut [u8], &mut Lines),
+    s: i64,
+    d: i64,
+    axes: &[Axis],
+) {
+    let [outer @ .., cols, rows] = axes else { return };
+    let per = usize::try_from(8 / BITS).unwrap_or(1);
+    let (Ok(m), Ok(row), Ok(n)) =
+        (usize::try_from(rows.extent), usize::try_from(rows.src), usize::try_from(cols.extent))
+    else {
+        return;
+    };
+    let group = m / per;
+    // A window may have cut the rows short of a whole group: element by element then.
+    let whole = (cols.src, cols.dst, rows.dst) == (8, to_i64(len_u64(group * 8)), i64::from(BITS));
+    if group == 0 || group > GROUP || m % per != 0 || row % 8 != 0 || !whole {
+        return super::kernel::bits(src, dst, s, d, axes, BITS, u64::from(BITS));
+    }
+    let (row, mask) = (row / 8, u8::MAX >> (8 - BITS));
+    odometer(outer, s, d, &mut |s, d| {
+        let (Ok(s), Ok(d)) = (usize::try_from(s), usize::try_from(d)) else { return };
+        if s % 8 != 0 || d % 8 != 0 {
+            return super::kernel::bits(
+                src,
+                dst,
+                to_i64(len_u64(s)),
+                to_i64(len_u64(d)),
+                &[*cols, *rows],
+                BITS,
+                u64::from(BITS),
+            );
+        }
+        let (s, d) = (s / 8, d / 8);
+        let mut c0 = 0;
+        while c0 < n {
+            let count = (n - c0).min(COLS);
+            // Byte `p` of each column's group, for every column of the block.
+            let mut bytes = [[0u8; COLS]; GROUP];
+            for (p, out) in bytes.iter_mut().take(group).enumerate() {
+                for q in 0..per {
+                    let at = s + (p * per + q) * row + c0;
+                    let Some(from) = src.get(at..at + count) else { return };
+                    let shift = u32::try_from(q).unwrap_or(0) * BITS;
+                    for (o, &e) in out.iter_mut().zip(from) {
+                        *o |= (e & mask) << shift;
+                    }
+                }
+            }
+            let mut block = [0u8; COLS * GROUP];
+            // Whole lines of columns interleaved in registers (`tile.rs`), the rest one by one.
+            let shuffled = if group == 1 {
+                block[..count].copy_from_slice(&bytes[0][..count]);
+                count
+            } else {
+                let bases = [0, COLS, 2 * COLS, 3 * COLS];
+                let whole = count / LINE;
+                let flat = bytes.as_flattened();
+                let moved = super::tile::interleave_runs::<1>(
+                    flat,
+                    (&bases[..group], whole),
+                    (&mut block, 0),
+                    (1, 0, 0),
+                    super::plan::Stores::Plain,
+                );
+                if moved { whole * LINE } else { 0 }
+            };
+            for (c, column) in block.chunks_exact_mut(group).take(count).enumerate().skip(shuffled) {
+                for (p, byte) in column.iter_mut().enumerate() {
+                    *byte = bytes[p][c];
+                }
+            }
+            lines.put(dst, d + c0 * group, &block[..count * group]);
+            c0 += count;
+        }
+    });
+}
+
+/// `BITS`-bit elements packed across rows → one per byte ([`Kernel::UnpackRows`](super::plan::Kernel::UnpackRows)),
+/// the inverse of [`pack_rows`]: the same two innermost axes with the sides swapped (`rows` one
+/// slot apart in the source, a destination row apart; `cols` one group in the source, one byte in
+/// the destination). The bits above the value zero.
+// As for `pack_rows`.
+#[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+pub(crate) fn unpack_rows<const BITS: u32>(
+    src: &[u8],
+    (dst, lines): (&mut [u8], &mut Lines),
+    s: i64,
+    d: i64,
+    axes: &[Axis],
+) {
+    let [outer @ .., cols, rows] = axes else { return };
+    let per = usize::try_from(8 / BITS).unwrap_or(1);
+    let (Ok(m), Ok(row), Ok(n)) =
+        (usize::try_from(rows.extent), usize::try_from(rows.dst), usize::try_from(cols.extent))
+    else {
+        return;
+    };
+    let group = m / per;
+    // A window may have cut the rows short of a whole group: element by element then.
+    let whole = (cols.dst, cols.src, rows.src) == (8, to_i64(len_u64(group * 8)), i64::from(BITS));
+    if group == 0 || group > GROUP || m % per != 0 || row % 8 != 0 || !whole {
+        return super::kernel::bits(src, dst, s, d, axes, BITS, 8);
+    }
+    let (row, mask) = (row / 8, u8::MAX >> (8 - BITS));
+    odometer(outer, s, d, &mut |s, d| {
+        let (Ok(s), Ok(d)) = (usize::try_from(s), usize::try_from(d)) else { return };
+        if s % 8 != 0 || d % 8 != 0 {
+            return super::kernel::bits(src, dst, to_i64(len_u64(s)), to_i64(len_u64(d)), &[*cols, *rows], BITS, 8);
+        }
+        let (s, d) = (s / 8, d / 8);
+        let mut c0 = 0;
+        while c0 < n {
+            let count = (n - c0).min(COLS);
+            let at = s + c0 * group;
+            let Some(from) = src.get(at..at + count * group) else { return };
+            // Byte `p` of each column's group, for every column of the block: whole lines of
+            // columns deinterleaved in registers (`tile.rs`), the rest one by one.
+            let mut bytes = [[0u8; COLS]; GROUP];
+            let shuffled = if group == 1 {
+                bytes[0][..count].copy_from_slice(from);
+                count
+            } else {
+                let rows = [0, COLS, 2 * COLS, 3 * COLS];
+                let whole = count / LINE;
+                let flat = bytes.as_flattened_mut();
+                let moved = super::tile::deinterleave_runs::<1>(
+                    &from[..whole * LINE * group],
+                    &rows[..group],
+                    flat,
+                    super::plan::Stores::Plain,
+                );
+                moved * LINE
+            };
+            for (c, column) in from.chunks_exact(group).enumerate().skip(shuffled) {
+                for (p, &byte) in column.iter().enumerate() {
+                    bytes[p][c] = byte;
+                }
+            }
+            for (p, packed) in bytes.iter().take(group).enumerate() {
+                for q in 0..per {
+                    let shift = u32::try_from(q).unwrap_or(0) * BITS;
+                    let mut out = [0u8; COLS];
+                    for (o, &b) in out.iter_mut().zip(packed) {
+                        *o = (b >> shift) & mask;
+                    }
+                    lines.put(dst, d + (p * per + q) * row + c0, &out[..count]);
+                }
+            }
+            c0 += count;
         }
     });
 }

@@ -53,6 +53,14 @@ pub(crate) enum Kernel {
     Unpack { bits: u32 },
     /// `bits`-bit elements (1, 2 or 4), one per byte in the source, packed in the destination.
     Pack { bits: u32 },
+    /// `bits`-bit elements, one per byte in the source, packed in the destination across source
+    /// rows: the innermost axis steps through the rows of a tile's `(m,1)` sub-tile (destination
+    /// stride `bits`), whose `m · bits / 8` bytes per column the axis before it (one source byte,
+    /// one such group) lays side by side: `s4` `T(8,128)(8,1)E(4)`, `(2,1)E(4)`, …
+    PackRows { bits: u32 },
+    /// The inverse of [`Kernel::PackRows`]: packed across rows in the source, one per byte in the
+    /// destination (the same two innermost axes, strides swapped).
+    UnpackRows { bits: u32 },
     /// Anything else: element by element along the innermost axis.
     Elements,
 }
@@ -190,6 +198,12 @@ impl Strategy {
                         ),
                         Kernel::Unpack { bits } => format!("unpack {bits}-bit elements"),
                         Kernel::Pack { bits } => format!("pack {bits}-bit elements"),
+                        Kernel::PackRows { bits } => {
+                            format!("pack {bits}-bit elements across the innermost axis's rows, a column at a time")
+                        }
+                        Kernel::UnpackRows { bits } => {
+                            format!("unpack {bits}-bit elements packed across the innermost axis's rows")
+                        }
                         Kernel::Elements => "element by element along the innermost axis".to_owned(),
                     };
                     writeln!(out, "; {kernel}")?;
@@ -493,22 +507,50 @@ fn fuse(axes: &mut Vec<Axis>, src_minor: usize, width: i64) -> Option<usize> {
 
 /// Normalizes a box in bits and picks its kernel.
 fn finish_bits(block: Block, value: u32, src_slot: u64, dst_slot: u64) -> Block {
-    let axes = normalize(block.axes.into_vec());
+    let mut axes = normalize(block.axes.into_vec());
     // Elements of 1, 2 or 4 bits packed on one side (slots of their own width), one per byte on
     // the other, contiguous on both along the innermost axis.
     let bits = u64::from(value);
     // The widths `pack.rs` has kernels for.
     let packed = matches!(value, 1 | 2 | 4);
-    let kernel = match axes.last() {
+    let kernel = match axes.last().copied() {
         Some(inner) if packed && (src_slot, dst_slot) == (bits, 8) && (inner.src, inner.dst) == (to_i64(bits), 8) => {
             Kernel::Unpack { bits: value }
         }
         Some(inner) if packed && (src_slot, dst_slot) == (8, bits) && (inner.src, inner.dst) == (8, to_i64(bits)) => {
             Kernel::Pack { bits: value }
         }
+        _ if packed && (src_slot, dst_slot) == (8, bits) && across(&mut axes, bits, true) => {
+            Kernel::PackRows { bits: value }
+        }
+        _ if packed && (src_slot, dst_slot) == (bits, 8) && across(&mut axes, bits, false) => {
+            Kernel::UnpackRows { bits: value }
+        }
         _ => Kernel::Elements,
     };
     Block { src: block.src, dst: block.dst, axes: axes.into(), kernel }
+}
+
+/// Whether `axes` pack (`pack`) or unpack `bits`-bit elements across rows ([`Kernel::PackRows`]):
+/// an axis of `m` elements one slot apart on the packed side, `m · bits` a whole 1, 2 or 4 bytes,
+/// and an axis stepping one byte on the other side and those `m · bits` on the packed one. If so,
+/// they become the two innermost axes, the rows innermost.
+fn across(axes: &mut Vec<Axis>, bits: u64, pack: bool) -> bool {
+    let bits = to_i64(bits);
+    let packed = |a: &Axis| if pack { a.dst } else { a.src };
+    let bytes = |a: &Axis| if pack { a.src } else { a.dst };
+    let rows = axes.iter().position(|a| {
+        packed(a) == bits && i64::try_from(a.extent).is_ok_and(|e| matches!(e.saturating_mul(bits), 8 | 16 | 32))
+    });
+    let Some(rows) = rows else { return false };
+    let group = i64::try_from(axes.get(rows).map_or(0, |a| a.extent)).unwrap_or(0).saturating_mul(bits);
+    let Some(cols) = axes.iter().position(|a| bytes(a) == 8 && packed(a) == group) else { return false };
+    if rows == cols {
+        return false;
+    }
+    let (row_axis, col_axis) = (axes.remove(rows), axes.remove(if cols > rows { cols.wrapping_sub(1) } else { cols }));
+    axes.extend([col_axis, row_axis]);
+    true
 }
 
 /// Drops extent-1 axes, orders by destination stride (largest first), coalesces.

@@ -116,6 +116,8 @@ fn without(kernel: Kernel, p: usize, len: usize) -> Kernel {
     let last = p.wrapping_add(1) == len;
     match kernel {
         Kernel::Rows | Kernel::Unpack { .. } | Kernel::Pack { .. } if last => Kernel::Elements,
+        // Either of the rows and columns fixed: element by element.
+        Kernel::PackRows { .. } | Kernel::UnpackRows { .. } if p.saturating_add(2) >= len => Kernel::Elements,
         // A wide transpose cut: element by element (only the boxes astride a part's ends).
         Kernel::Wide { .. } => Kernel::Elements,
         Kernel::Transpose { src_minor, .. } if last || p == src_minor => Kernel::Elements,

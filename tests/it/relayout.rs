@@ -462,6 +462,7 @@ fn line_row_permutations() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Si
 }
 
 /// Sub-byte elements packed (`E(bits)`) against one per byte, 1-D and 2-D, dense and under
+/// tiles with sub-tiles packed across rows (`s4` `T(8,128)(8,1)E(4)`, the int4 TPU layouts), and
 /// `T(8,128)` tiles, in either direction.
 fn packed_pairs() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
     let types = prop_oneof![
@@ -471,9 +472,15 @@ fn packed_pairs() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side,
         Just(PrimitiveType::U2),
         Just(PrimitiveType::U1),
     ];
-    (types, 1i64..=outer(20), 1i64..=3000, 0u8..6).prop_flat_map(|(t, rows, n, form)| {
+    (types, 1i64..=outer(20), 1i64..=3000, 0u8..8, 0u32..3).prop_flat_map(|(t, rows, n, form, word)| {
         let bits = t.bit_width().unwrap();
+        // A sub-tile of `m` rows packed into 1, 2 or 4 bytes per column (`s4` `(8,1)`: a 32-bit
+        // word), in a tile of at least as many rows.
+        let m = (8u32 << word) / bits;
+        let across = format!("T({},128)({m},1)E({bits})", m.max(8));
         let (dims, a, b) = match form {
+            6 => (vec![rows, n % 300 + 1], "{1,0}".to_owned(), format!("{{1,0:{across}}}")),
+            7 => (vec![rows, n % 300 + 1], format!("{{1,0:{across}}}"), "{1,0}".to_owned()),
             0 => (vec![n], "{0}".to_owned(), format!("{{0:E({bits})}}")),
             1 => (vec![n], format!("{{0:E({bits})}}"), "{0}".to_owned()),
             2 => (vec![rows, n % 300 + 1], "{1,0}".to_owned(), format!("{{1,0:E({bits})}}")),
