@@ -773,6 +773,24 @@ fn tiles_and_unpacks_sub_byte_elements() {
     assert_eq!(&out[9 * 4..10 * 4], [0; 4]);
 }
 
+/// int4 under TPU tiles, written out by hand: `s4[8,128]{1,0:T(8,128)(8,1)E(4)}` is one tile whose
+/// column `c` is a 32-bit word of its 8 rows' nibbles, row 0 in the lowest bits (the
+/// `Kernel::PackRows` and `UnpackRows` kernels; Miri runs this one, `tools/miri`).
+#[test]
+fn int4_packs_across_a_tiles_rows() {
+    let (rm, tiled) = (shape("s4[8,128]{1,0}"), shape("s4[8,128]{1,0:T(8,128)(8,1)E(4)}"));
+    // Element (r, c) is (r + c) mod 16, one per byte.
+    let input: Vec<u8> = (0..8u8).flat_map(|r| (0..128u8).map(move |c| r.wrapping_add(c) % 16)).collect();
+    let expected: Vec<u8> = (0..128u8)
+        .flat_map(|c| (0..4u8).map(move |p| (2 * p).wrapping_add(c) % 16 | ((2 * p + 1).wrapping_add(c) % 16) << 4))
+        .collect();
+    let there = RelayoutPlan::with_stores(rm.as_array().unwrap(), tiled.as_array().unwrap(), StorePolicy::Streaming);
+    let packed = there.unwrap().run_to_vec(&input).unwrap();
+    assert_eq!(packed, expected);
+    let back = RelayoutPlan::with_stores(tiled.as_array().unwrap(), rm.as_array().unwrap(), StorePolicy::Streaming);
+    assert_eq!(back.unwrap().run_to_vec(&packed).unwrap(), input);
+}
+
 #[test]
 fn legacy_padding_gets_its_padding_value() {
     let dst = make_shape_with_layout(
