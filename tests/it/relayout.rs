@@ -782,7 +782,7 @@ fn int4_packs_across_a_tiles_rows() {
     // Element (r, c) is (r + c) mod 16, one per byte.
     let input: Vec<u8> = (0..8u8).flat_map(|r| (0..128u8).map(move |c| r.wrapping_add(c) % 16)).collect();
     let expected: Vec<u8> = (0..128u8)
-        .flat_map(|c| (0..4u8).map(move |p| (2 * p).wrapping_add(c) % 16 | ((2 * p + 1).wrapping_add(c) % 16) << 4))
+        .flat_map(|c| (0..4u8).map(move |p| ((2 * p).wrapping_add(c) % 16) | (((2 * p + 1).wrapping_add(c) % 16) << 4)))
         .collect();
     let there = RelayoutPlan::with_stores(rm.as_array().unwrap(), tiled.as_array().unwrap(), StorePolicy::Streaming);
     let packed = there.unwrap().run_to_vec(&input).unwrap();
