@@ -124,6 +124,45 @@ const COLS: usize = 256;
 /// `(8,1)`, `s2` `(16,1)`, `s1` `(32,1)`).
 const GROUP: usize = 4;
 
+/// A box packed across rows, as [`pack_rows`] (`pack`) and [`unpack_rows`] read it: the axes
+/// outside, the columns and the rows (the two innermost), `per` elements per packed byte, `group`
+/// packed bytes per column, `row` bytes between rows on the unpacked side, `n` columns.
+struct Across<'a> {
+    outer: &'a [Axis],
+    cols: &'a Axis,
+    rows: &'a Axis,
+    per: usize,
+    group: usize,
+    row: usize,
+    n: usize,
+}
+
+impl<'a> Across<'a> {
+    /// `None` (element by element) unless the rows make whole groups of 1 to [`GROUP`] bytes one
+    /// slot apart on the packed side, whole bytes apart on the other, and the columns one byte on
+    /// the unpacked side and one group on the packed one: a window may have cut the rows short.
+    fn new<const BITS: u32>(axes: &'a [Axis], pack: bool) -> Option<Self> {
+        let [outer @ .., cols, rows] = axes else { return None };
+        let per = usize::try_from(8u32.checked_div(BITS)?).ok()?;
+        let (m, n) = (usize::try_from(rows.extent).ok()?, usize::try_from(cols.extent).ok()?);
+        let group = m.checked_div(per)?;
+        // (column stride unpacked, column stride packed, row stride packed, row stride unpacked)
+        let strides =
+            if pack { (cols.src, cols.dst, rows.dst, rows.src) } else { (cols.dst, cols.src, rows.src, rows.dst) };
+        let row = usize::try_from(strides.3).ok()?;
+        let whole = (strides.0, strides.1, strides.2) == (8, to_i64(len_u64(group.checked_mul(8)?)), i64::from(BITS));
+        (whole && (1..=GROUP).contains(&group) && m.checked_rem(per) == Some(0) && row % 8 == 0).then_some(Self {
+            outer,
+            cols,
+            rows,
+            per,
+            group,
+            row: row / 8,
+            n,
+        })
+    }
+}
+
 /// One byte per element → `BITS`-bit elements packed across source rows ([`Kernel::PackRows`](super::plan::Kernel::PackRows)):
 /// the innermost axis (`rows`) steps through `m` source rows, one `BITS`-bit slot apart in the
 /// destination, and the axis before it (`cols`) one source byte and one group of `m · BITS / 8`
@@ -142,20 +181,10 @@ pub(crate) fn pack_rows<const BITS: u32>(
     d: i64,
     axes: &[Axis],
 ) {
-    let [outer @ .., cols, rows] = axes else { return };
-    let per = usize::try_from(8 / BITS).unwrap_or(1);
-    let (Ok(m), Ok(row), Ok(n)) =
-        (usize::try_from(rows.extent), usize::try_from(rows.src), usize::try_from(cols.extent))
-    else {
-        return;
-    };
-    let group = m / per;
-    // A window may have cut the rows short of a whole group: element by element then.
-    let whole = (cols.src, cols.dst, rows.dst) == (8, to_i64(len_u64(group * 8)), i64::from(BITS));
-    if group == 0 || group > GROUP || m % per != 0 || row % 8 != 0 || !whole {
+    let Some(Across { outer, cols, rows, per, group, row, n }) = Across::new::<BITS>(axes, true) else {
         return super::kernel::bits(src, dst, s, d, axes, BITS, u64::from(BITS));
-    }
-    let (row, mask) = (row / 8, u8::MAX >> (8 - BITS));
+    };
+    let mask = u8::MAX >> (8 - BITS);
     odometer(outer, s, d, &mut |s, d| {
         let (Ok(s), Ok(d)) = (usize::try_from(s), usize::try_from(d)) else { return };
         if s % 8 != 0 || d % 8 != 0 {
@@ -227,20 +256,10 @@ pub(crate) fn unpack_rows<const BITS: u32>(
     d: i64,
     axes: &[Axis],
 ) {
-    let [outer @ .., cols, rows] = axes else { return };
-    let per = usize::try_from(8 / BITS).unwrap_or(1);
-    let (Ok(m), Ok(row), Ok(n)) =
-        (usize::try_from(rows.extent), usize::try_from(rows.dst), usize::try_from(cols.extent))
-    else {
-        return;
-    };
-    let group = m / per;
-    // A window may have cut the rows short of a whole group: element by element then.
-    let whole = (cols.dst, cols.src, rows.src) == (8, to_i64(len_u64(group * 8)), i64::from(BITS));
-    if group == 0 || group > GROUP || m % per != 0 || row % 8 != 0 || !whole {
+    let Some(Across { outer, cols, rows, per, group, row, n }) = Across::new::<BITS>(axes, false) else {
         return super::kernel::bits(src, dst, s, d, axes, BITS, 8);
-    }
-    let (row, mask) = (row / 8, u8::MAX >> (8 - BITS));
+    };
+    let mask = u8::MAX >> (8 - BITS);
     odometer(outer, s, d, &mut |s, d| {
         let (Ok(s), Ok(d)) = (usize::try_from(s), usize::try_from(d)) else { return };
         if s % 8 != 0 || d % 8 != 0 {
