@@ -88,12 +88,10 @@ pub(crate) fn rows(src: &[u8], dst: &mut [u8], s: i64, d: i64, axes: &[Axis], wi
         None => (width, axes),
     };
     let phase = if stores == Stores::Plain { None } else { line_rows(dst, d, outer, len) };
-    match stores {
-        Stores::Streaming | Stores::WholeLines if phase.is_some() => {
-            source_order_rows(src, dst, (s, d), outer, len, phase.unwrap_or(0));
-        }
-        Stores::Plain | Stores::WholeLines => odometer(outer, s, d, &mut |s, d| copy_run(src, dst, s, d, len)),
-        Stores::Streaming => {
+    match (stores, phase) {
+        (Stores::Streaming | Stores::WholeLines, Some(phase)) => source_order_rows(src, dst, (s, d), outer, len, phase),
+        (Stores::Plain | Stores::WholeLines, _) => odometer(outer, s, d, &mut |s, d| copy_run(src, dst, s, d, len)),
+        (Stores::Streaming, None) => {
             // Whole lines stream at any alignment; a row's ends wait for the next row
             // (`lines.rs`).
             let mut lines = Lines::new(stores);

@@ -145,21 +145,13 @@ impl<'a> Across<'a> {
         let [outer @ .., cols, rows] = axes else { return None };
         let per = usize::try_from(8u32.checked_div(BITS)?).ok()?;
         let (m, n) = (usize::try_from(rows.extent).ok()?, usize::try_from(cols.extent).ok()?);
-        let group = m.checked_div(per)?;
+        let group = super::plan::group_bytes(i64::try_from(m).ok()?.checked_mul(i64::from(BITS))?)?;
         // (column stride unpacked, column stride packed, row stride packed, row stride unpacked)
         let strides =
             if pack { (cols.src, cols.dst, rows.dst, rows.src) } else { (cols.dst, cols.src, rows.src, rows.dst) };
         let row = usize::try_from(strides.3).ok()?;
         let whole = (strides.0, strides.1, strides.2) == (8, to_i64(len_u64(group.checked_mul(8)?)), i64::from(BITS));
-        (whole && (1..=GROUP).contains(&group) && m.checked_rem(per) == Some(0) && row % 8 == 0).then_some(Self {
-            outer,
-            cols,
-            rows,
-            per,
-            group,
-            row: row / 8,
-            n,
-        })
+        (whole && group <= GROUP && row % 8 == 0).then_some(Self { outer, cols, rows, per, group, row: row / 8, n })
     }
 }
 

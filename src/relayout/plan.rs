@@ -540,7 +540,7 @@ fn across(axes: &mut Vec<Axis>, bits: u64, pack: bool) -> bool {
     let packed = |a: &Axis| if pack { a.dst } else { a.src };
     let bytes = |a: &Axis| if pack { a.src } else { a.dst };
     let rows = axes.iter().position(|a| {
-        packed(a) == bits && i64::try_from(a.extent).is_ok_and(|e| matches!(e.saturating_mul(bits), 8 | 16 | 32))
+        packed(a) == bits && i64::try_from(a.extent).is_ok_and(|e| group_bytes(e.saturating_mul(bits)).is_some())
     });
     let Some(rows) = rows else { return false };
     let group = i64::try_from(axes.get(rows).map_or(0, |a| a.extent)).unwrap_or(0).saturating_mul(bits);
@@ -551,6 +551,17 @@ fn across(axes: &mut Vec<Axis>, bits: u64, pack: bool) -> bool {
     let (row_axis, col_axis) = (axes.remove(rows), axes.remove(if cols > rows { cols.wrapping_sub(1) } else { cols }));
     axes.extend([col_axis, row_axis]);
     true
+}
+
+/// The bytes of a column's group packed across rows ([`Kernel::PackRows`]) of `bits` bits in
+/// all: 1, 2 or 4 (a byte, a half-word, a 32-bit word), else `None`.
+pub(crate) fn group_bytes(bits: i64) -> Option<usize> {
+    match bits {
+        8 => Some(1),
+        16 => Some(2),
+        32 => Some(4),
+        _ => None,
+    }
 }
 
 /// Drops extent-1 axes, orders by destination stride (largest first), coalesces.
