@@ -9,6 +9,11 @@
 //! element shares its byte with another run's (a run starting or ending inside a byte), it is
 //! written alone, in bits. The destination's whole bytes go through [`Lines`]: whole lines
 //! streamed at any alignment when the plan streams.
+//!
+//! Packed across rows (`s4` `T(8,128)(8,1)E(4)`: each column's 32-bit word holds 8 rows), 16
+//! columns of every row go through the registers together: packing ors `8 / BITS` rows into each
+//! byte of the column's group and interleaves the group's bytes; unpacking narrows the groups
+//! with packs and cuts each row's bits out with a shift and a mask.
 
 use super::kernel::{odometer, write_bits};
 use super::lines::Lines;
@@ -117,12 +122,28 @@ pub(crate) fn unpack<const BITS: u32>(
     });
 }
 
-/// Columns per block of [`pack_rows`] and [`unpack_rows`]: one line of each row.
+/// Columns per block of [`pack_rows`] and [`unpack_rows`]: four lines of each unpacked row,
+/// handed to [`Lines`] at once.
 const COLS: usize = 256;
+
+/// Columns that go through the registers together: one 16-byte lane of each unpacked row.
+const LANE: usize = 16;
 
 /// The most packed bytes per column [`pack_rows`] and [`unpack_rows`] take (a 32-bit word: `s4`
 /// `(8,1)`, `s2` `(16,1)`, `s1` `(32,1)`).
 const GROUP: usize = 4;
+
+/// The most unpacked rows one group holds: 32 bits of `s1`.
+const ROWS: usize = 32;
+
+/// [`unpack_rows`]' block: [`COLS`] columns of each of up to [`ROWS`] rows, in lanes.
+type Stage = [[[u8; LANE]; COLS / LANE]; ROWS];
+
+/// How far ahead of its block [`pack_rows`] asks for each source row, in bytes. Its 8 (`s4`) to 32
+/// (`s1`) rows are read a lane at a time, more streams than the hardware's prefetchers follow
+/// (issue 36: `s4` `T(8,128)(8,1)` packing measured 0.45–0.5× memcpy with no hint, 0.6–0.7× asking
+/// 1–2 KiB ahead, in a C model of this loop).
+const AHEAD: usize = 1024;
 
 /// A box packed across rows, as [`pack_rows`] (`pack`) and [`unpack_rows`] read it: the axes
 /// outside, the columns and the rows (the two innermost), `per` elements per packed byte, `group`
@@ -151,7 +172,15 @@ impl<'a> Across<'a> {
             if pack { (cols.src, cols.dst, rows.dst, rows.src) } else { (cols.dst, cols.src, rows.src, rows.dst) };
         let row = usize::try_from(strides.3).ok()?;
         let whole = (strides.0, strides.1, strides.2) == (8, to_i64(len_u64(group.checked_mul(8)?)), i64::from(BITS));
-        (whole && group <= GROUP && row % 8 == 0).then_some(Self { outer, cols, rows, per, group, row: row / 8, n })
+        (whole && group <= GROUP && m <= ROWS && row % 8 == 0).then_some(Self {
+            outer,
+            cols,
+            rows,
+            per,
+            group,
+            row: row / 8,
+            n,
+        })
     }
 }
 
@@ -161,10 +190,15 @@ impl<'a> Across<'a> {
 /// destination bytes. A column's group holds its `m` rows' elements in order, the first in the
 /// lowest bits. `s` and `d` are bit offsets; a position that does not start on a byte goes
 /// element by element.
+///
+/// Each block of [`COLS`] columns reads its `m` rows a [`LANE`] at a time, straight into the
+/// registers: `8 / BITS` rows make each byte of the group (a mask, a shift, an or), and the
+/// group's bytes are interleaved ([`zip_bytes`](super::tile::zip_bytes)) into the block's packed
+/// bytes, which [`Lines`] writes (streamed where the plan streams).
 // `BITS` is 1, 2 or 4 (the plan's `finish_bits`) and the group 1, 2 or 4 bytes (`plan::across`):
 // `8 / BITS`, shifts and indices below `COLS · GROUP` are small; offsets are those of a planned
-// box, inside the buffers (each source and destination access is still checked); `p < group ≤
-// GROUP` and `c < count ≤ COLS` index the staging arrays.
+// box, inside the buffers (each source and destination access is still checked); `r < m ≤ ROWS`,
+// `p < group ≤ GROUP` and `c < count ≤ COLS` index the staging arrays.
 #[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 pub(crate) fn pack_rows<const BITS: u32>(
     src: &[u8],
@@ -176,7 +210,8 @@ pub(crate) fn pack_rows<const BITS: u32>(
     let Some(Across { outer, cols, rows, per, group, row, n }) = Across::new::<BITS>(axes, true) else {
         return super::kernel::bits(src, dst, s, d, axes, BITS, u64::from(BITS));
     };
-    let mask = u8::MAX >> (8 - BITS);
+    let (m, mask) = (per * group, u8::MAX >> (8 - BITS));
+    let mut block = [0u8; COLS * GROUP];
     odometer(outer, s, d, &mut |s, d| {
         let (Ok(s), Ok(d)) = (usize::try_from(s), usize::try_from(d)) else { return };
         if s % 8 != 0 || d % 8 != 0 {
@@ -194,51 +229,57 @@ pub(crate) fn pack_rows<const BITS: u32>(
         let mut c0 = 0;
         while c0 < n {
             let count = (n - c0).min(COLS);
-            // Byte `p` of each column's group, for every column of the block.
-            let mut bytes = [[0u8; COLS]; GROUP];
-            for (p, out) in bytes.iter_mut().take(group).enumerate() {
-                for q in 0..per {
-                    let at = s + (p * per + q) * row + c0;
-                    let Some(from) = src.get(at..at + count) else { return };
-                    let shift = u32::try_from(q).unwrap_or(0) * BITS;
-                    for (o, &e) in out.iter_mut().zip(from) {
-                        *o |= (e & mask) << shift;
-                    }
+            let mut from: [&[u8]; ROWS] = [&[]; ROWS];
+            for (r, from) in from.iter_mut().take(m).enumerate() {
+                let at = s + r * row + c0;
+                let Some(run) = src.get(at..at + count) else { return };
+                *from = run;
+                for line in (0..count).step_by(LINE) {
+                    super::tile::prefetch(src, at + AHEAD + line);
                 }
             }
-            let mut block = [0u8; COLS * GROUP];
-            // Whole lines of columns interleaved in registers (`tile.rs`), the rest one by one.
-            let shuffled = if group == 1 {
-                block[..count].copy_from_slice(&bytes[0][..count]);
-                count
-            } else {
-                let bases = [0, COLS, 2 * COLS, 3 * COLS];
-                let whole = count / LINE;
-                let flat = bytes.as_flattened();
-                let moved = super::tile::interleave_runs::<1>(
-                    flat,
-                    (&bases[..group], whole),
-                    (&mut block, 0),
-                    (1, 0, 0),
-                    super::plan::Stores::Plain,
-                );
-                if moved { whole * LINE } else { 0 }
-            };
-            for (c, column) in block.chunks_exact_mut(group).take(count).enumerate().skip(shuffled) {
-                for (p, byte) in column.iter_mut().enumerate() {
-                    *byte = bytes[p][c];
+            let out = &mut block[..count * group];
+            let done = pack_lanes::<BITS>(&from, m, out);
+            // Columns short of a lane (all of them off x86-64), one by one.
+            for c in done..count {
+                for p in 0..group {
+                    let bits = (0..per).fold(0u8, |acc, q| {
+                        acc | (from[p * per + q][c] & mask) << (u32::try_from(q).unwrap_or(0) * BITS)
+                    });
+                    out[c * group + p] = bits;
                 }
             }
-            lines.put(dst, d + c0 * group, &block[..count * group]);
+            lines.put(dst, d + c0 * group, out);
             c0 += count;
         }
     });
 }
 
+/// [`pack_rows`]' whole lanes of a block, in registers: the first `m` of `rows` packed into
+/// `out`; returns the columns done (none off x86-64).
+#[cfg(target_arch = "x86_64")]
+fn pack_lanes<const BITS: u32>(rows: &[&[u8]; ROWS], m: usize, out: &mut [u8]) -> usize {
+    match m {
+        2 => simd::pack_across::<BITS, 2>(rows.first_chunk().unwrap_or(&[&[]; 2]), out),
+        4 => simd::pack_across::<BITS, 4>(rows.first_chunk().unwrap_or(&[&[]; 4]), out),
+        8 => simd::pack_across::<BITS, 8>(rows.first_chunk().unwrap_or(&[&[]; 8]), out),
+        16 => simd::pack_across::<BITS, 16>(rows.first_chunk().unwrap_or(&[&[]; 16]), out),
+        _ => simd::pack_across::<BITS, ROWS>(rows, out),
+    }
+}
+
+/// No registers off x86-64: [`pack_rows`] packs every column one by one.
+#[cfg(not(target_arch = "x86_64"))]
+fn pack_lanes<const BITS: u32>(_rows: &[&[u8]; ROWS], _m: usize, _out: &mut [u8]) -> usize {
+    0
+}
+
 /// `BITS`-bit elements packed across rows → one per byte ([`Kernel::UnpackRows`](super::plan::Kernel::UnpackRows)),
 /// the inverse of [`pack_rows`]: the same two innermost axes with the sides swapped (`rows` one
 /// slot apart in the source, a destination row apart; `cols` one group in the source, one byte in
-/// the destination). The bits above the value zero.
+/// the destination). The bits above the value zero. Each block of [`COLS`] columns is split a
+/// [`LANE`] at a time into its `m` rows (in registers: narrowing packs, then a shift and a mask
+/// per row), which [`Lines`] writes, a run of each row at a time.
 // As for `pack_rows`.
 #[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 pub(crate) fn unpack_rows<const BITS: u32>(
@@ -251,7 +292,8 @@ pub(crate) fn unpack_rows<const BITS: u32>(
     let Some(Across { outer, cols, rows, per, group, row, n }) = Across::new::<BITS>(axes, false) else {
         return super::kernel::bits(src, dst, s, d, axes, BITS, 8);
     };
-    let mask = u8::MAX >> (8 - BITS);
+    let (m, mask) = (per * group, u8::MAX >> (8 - BITS));
+    let mut stage: Stage = [[[0u8; LANE]; COLS / LANE]; ROWS];
     odometer(outer, s, d, &mut |s, d| {
         let (Ok(s), Ok(d)) = (usize::try_from(s), usize::try_from(d)) else { return };
         if s % 8 != 0 || d % 8 != 0 {
@@ -263,42 +305,41 @@ pub(crate) fn unpack_rows<const BITS: u32>(
             let count = (n - c0).min(COLS);
             let at = s + c0 * group;
             let Some(from) = src.get(at..at + count * group) else { return };
-            // Byte `p` of each column's group, for every column of the block: whole lines of
-            // columns deinterleaved in registers (`tile.rs`), the rest one by one.
-            let mut bytes = [[0u8; COLS]; GROUP];
-            let shuffled = if group == 1 {
-                bytes[0][..count].copy_from_slice(from);
-                count
-            } else {
-                let rows = [0, COLS, 2 * COLS, 3 * COLS];
-                let whole = count / LINE;
-                let flat = bytes.as_flattened_mut();
-                let moved = super::tile::deinterleave_runs::<1>(
-                    &from[..whole * LINE * group],
-                    &rows[..group],
-                    flat,
-                    super::plan::Stores::Plain,
-                );
-                moved * LINE
-            };
-            for (c, column) in from.chunks_exact(group).enumerate().skip(shuffled) {
-                for (p, &byte) in column.iter().enumerate() {
-                    bytes[p][c] = byte;
+            let done = unpack_lanes::<BITS>(from, m, &mut stage);
+            // Columns short of a lane (all of them off x86-64), one by one.
+            for c in done..count {
+                for p in 0..group {
+                    for q in 0..per {
+                        stage[p * per + q].as_flattened_mut()[c] =
+                            (from[c * group + p] >> (u32::try_from(q).unwrap_or(0) * BITS)) & mask;
+                    }
                 }
             }
-            for (p, packed) in bytes.iter().take(group).enumerate() {
-                for q in 0..per {
-                    let shift = u32::try_from(q).unwrap_or(0) * BITS;
-                    let mut out = [0u8; COLS];
-                    for (o, &b) in out.iter_mut().zip(packed) {
-                        *o = (b >> shift) & mask;
-                    }
-                    lines.put(dst, d + (p * per + q) * row + c0, &out[..count]);
-                }
+            for (r, out) in stage.iter().take(m).enumerate() {
+                lines.put(dst, d + r * row + c0, &out.as_flattened()[..count]);
             }
             c0 += count;
         }
     });
+}
+
+/// [`unpack_rows`]' whole lanes of a block, in registers: `src` split into the first `m` rows
+/// of `stage`; returns the columns done (none off x86-64).
+#[cfg(target_arch = "x86_64")]
+fn unpack_lanes<const BITS: u32>(src: &[u8], m: usize, stage: &mut Stage) -> usize {
+    match m {
+        2 => simd::unpack_across::<BITS, 2>(src, stage),
+        4 => simd::unpack_across::<BITS, 4>(src, stage),
+        8 => simd::unpack_across::<BITS, 8>(src, stage),
+        16 => simd::unpack_across::<BITS, 16>(src, stage),
+        _ => simd::unpack_across::<BITS, ROWS>(src, stage),
+    }
+}
+
+/// No registers off x86-64: [`unpack_rows`] splits every column one by one.
+#[cfg(not(target_arch = "x86_64"))]
+fn unpack_lanes<const BITS: u32>(_src: &[u8], _m: usize, _stage: &mut Stage) -> usize {
+    0
 }
 
 /// Packs `out.len() · 8 / BITS` bytes of `src` (exactly that many), the low `BITS` bits of each,
@@ -358,8 +399,9 @@ fn unpack_bytes<const BITS: u32>(src: &[u8], out: &mut [u8]) {
 #[cfg(target_arch = "x86_64")]
 mod simd {
     use safe_arch::{
-        m128i, pack_i16_to_u8_m128i, set_splat_i8_m128i, set_splat_i16_m128i, shr_imm_u16_m128i, unpack_high_i8_m128i,
-        unpack_low_i8_m128i,
+        load_unaligned_m128i, m128i, pack_i16_to_u8_m128i, pack_i32_to_i16_m128i, set_splat_i8_m128i,
+        set_splat_i16_m128i, shl_all_u16_m128i, shl_imm_u32_m128i, shr_all_u16_m128i, shr_imm_i32_m128i,
+        shr_imm_u16_m128i, unpack_high_i8_m128i, unpack_low_i8_m128i,
     };
 
     /// Bytes of `S` bits, `b0 | b1 << S` for each pair: 16 bytes of `2S` bits from 32.
@@ -392,6 +434,102 @@ mod simd {
         };
         let (lo, hi) = (v & mask, high & mask);
         (unpack_low_i8_m128i(lo, hi), unpack_high_i8_m128i(lo, hi))
+    }
+
+    /// [`super::pack_rows`]' whole lanes (16 columns of each of the `M` rows; the rows are
+    /// equally long): packed into `out`, `G = M · BITS / 8` bytes per column. Byte `p` of each
+    /// column's group ors rows `p · 8 / BITS ..` in place (a mask and a shift each, `psllw` of values
+    /// that stay within their byte), then the `G` bytes are interleaved (`zip_bytes`). Returns
+    /// the columns done.
+    #[inline]
+    // `r < M` indexes `rows`, `r / per < G ≤ 4` the groups' bytes; `k` stays below `lanes`,
+    // the length every row is cut to; the shifts are below 8.
+    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+    pub(super) fn pack_across<const BITS: u32, const M: usize>(rows: &[&[u8]; M], out: &mut [u8]) -> usize {
+        let per = (8 / BITS) as usize;
+        let g = M / per;
+        let lanes = rows.iter().map(|r| r.len()).min().unwrap_or(0).min(out.len() / g) / 16;
+        let mask = set_splat_i8_m128i(i8::try_from(u8::MAX >> (8 - BITS)).unwrap_or(-1));
+        let mut cut: [&[[u8; 16]]; M] = [&[]; M];
+        for (cut, row) in cut.iter_mut().zip(rows) {
+            let Some(Ok(whole)) = row.get(..lanes * 16).map(bytemuck::try_cast_slice::<u8, [u8; 16]>) else { return 0 };
+            *cut = whole;
+        }
+        for (k, out) in out.chunks_exact_mut(g * 16).enumerate().take(lanes) {
+            let mut bytes = [m128i::default(); 4];
+            for (r, row) in cut.iter().enumerate() {
+                let shift = m128i::from([u64::try_from(r % per).unwrap_or(0) * u64::from(BITS), 0]);
+                bytes[r / per] |= shl_all_u16_m128i(load_unaligned_m128i(&row[k]) & mask, shift);
+            }
+            let mut lanes = bytes.map(<[u8; 16]>::from);
+            match g {
+                1 => {}
+                2 => super::super::tile::zip_bytes::<2>(lanes.first_chunk_mut::<2>().unwrap_or(&mut [[0; 16]; 2])),
+                _ => super::super::tile::zip_bytes::<4>(&mut lanes),
+            }
+            out.copy_from_slice(&lanes.as_flattened()[..g * 16]);
+        }
+        lanes * 16
+    }
+
+    /// 16 columns packed across `M` rows (`G = M · BITS / 8` bytes each, `G` lanes: column `c`'s
+    /// group at bytes `c · G ..` of the lanes read as one sequence) split into the `M` rows, a lane
+    /// each, given to `emit` in order. Groups of 4 bytes are first narrowed to their low and high
+    /// 16 bits (`psrad`/`packssdw` keep a 16-bit pattern exactly), groups of 2 then to each row's
+    /// bits (a shift, a mask, `packuswb` of values that fit a byte): packs, not byte shuffles,
+    /// which the compiler would rewrite into longer sequences of word shuffles.
+    #[inline]
+    // `r < M`; the shifts are below 16 (`r · BITS` within a 16-bit half).
+    #[allow(clippy::arithmetic_side_effects)]
+    fn split_rows<const BITS: u32, const M: usize>(lanes: &[[u8; 16]], mut emit: impl FnMut(usize, [u8; 16])) {
+        let mask = u16::MAX >> (16 - BITS);
+        let byte_mask = set_splat_i16_m128i(i16::try_from(mask).unwrap_or(0));
+        let shift = |r: usize| m128i::from([u64::try_from(r).unwrap_or(0) * u64::from(BITS), 0]);
+        let lane = |k: usize| lanes.get(k).map_or(m128i::default(), |l| m128i::from(*l));
+        // Rows from two registers of 8 16-bit groups (columns 0–7, 8–15), `first` the first row's index.
+        let mut halves = |(a, b): (m128i, m128i), rows: core::ops::Range<usize>, first: usize| {
+            for r in rows {
+                let row = |v: m128i| shr_all_u16_m128i(v, shift(r - first)) & byte_mask;
+                emit(r, pack_i16_to_u8_m128i(row(a), row(b)).into());
+            }
+        };
+        match M * BITS as usize / 8 {
+            1 => {
+                let (x, low) = (lane(0), set_splat_i8_m128i(i8::try_from(mask).unwrap_or(-1)));
+                for r in 0..M {
+                    emit(r, (shr_all_u16_m128i(x, shift(r)) & low).into());
+                }
+            }
+            2 => halves((lane(0), lane(1)), 0..M, 0),
+            _ => {
+                let low = |a: m128i, b: m128i| {
+                    let sign = |v: m128i| shr_imm_i32_m128i::<16>(shl_imm_u32_m128i::<16>(v));
+                    pack_i32_to_i16_m128i(sign(a), sign(b))
+                };
+                let high =
+                    |a: m128i, b: m128i| pack_i32_to_i16_m128i(shr_imm_i32_m128i::<16>(a), shr_imm_i32_m128i::<16>(b));
+                let (x0, x1, x2, x3) = (lane(0), lane(1), lane(2), lane(3));
+                halves((low(x0, x1), low(x2, x3)), 0..M / 2, 0);
+                halves((high(x0, x1), high(x2, x3)), M / 2..M, M / 2);
+            }
+        }
+    }
+
+    /// [`super::unpack_rows`]' whole lanes: the whole lanes of 16 columns of `src` (`G = M · BITS
+    /// / 8` bytes per column) split into the first `M` rows of `stage` ([`split_rows`]), from
+    /// column 0. Returns the columns done.
+    #[inline]
+    // `r < M ≤ ROWS` and `k < COLS / 16` (the `take`) index `stage`.
+    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+    pub(super) fn unpack_across<const BITS: u32, const M: usize>(src: &[u8], stage: &mut super::Stage) -> usize {
+        let g = M * BITS as usize / 8;
+        let mut done = 0;
+        for (k, chunk) in src.chunks_exact(g * 16).enumerate().take(stage[0].len()) {
+            let Ok(lanes) = bytemuck::try_cast_slice::<u8, [u8; 16]>(chunk) else { break };
+            split_rows::<BITS, M>(lanes, |r, lane| stage[r][k] = lane);
+            done += 16;
+        }
+        done
     }
 
     /// 16 bytes of `8 / BITS · 16` (`src`'s length).

@@ -114,6 +114,14 @@ const fn element_bits<const N: usize>() -> u32 {
     }
 }
 
+/// Interleaves `S` lanes byte by byte, in place: byte `c` of lane `r` becomes byte `c · S + r` of
+/// the lanes read as one sequence (`log2(S)` rounds of [`shuffle`]): the packed groups of
+/// [`pack_rows`](super::pack::pack_rows), `S` bytes per column.
+#[inline]
+pub(crate) fn zip_bytes<const S: usize>(lanes: &mut [[u8; LANE]; S]) {
+    shuffle::<1, S>(lanes, S.trailing_zeros());
+}
+
 /// Transposes one block in place: lane `r` holds `B` elements of run `r`; afterwards lane `c`
 /// holds element `c` of every run.
 #[inline]
