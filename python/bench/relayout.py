@@ -13,7 +13,9 @@ Cases, by ``--cases`` group (default all three):
 * ``int4`` (issue 36, the sub-byte cases of the same list): ``s4`` and ``s2`` of 2^26 elements,
   pack (``{0}`` -> ``{0:E(4)}`` / ``{0:E(2)}``; 32 / 16 MiB out) and unpack (64 MiB out). The
   unpacked side is an ``ml_dtypes.int4`` / ``int2`` array, one element per byte (how ml_dtypes
-  and the package hold them: the value's two's-complement nibble in the low bits).
+  and the package hold them: the value's two's-complement nibble in the low bits). Also ``s4``
+  ``[8192,8192]`` row-major -> ``{1,0:T(8,128)(8,1)E(4)}`` (int4 under TPU tiles: each column's
+  32-bit word holds 8 rows' nibbles; 32 MiB out) and back.
 
 For each, on an ordinary numpy array (its buffer where numpy's allocator puts it: 16 bytes past a
 cache line for large arrays), median seconds over ``--rounds`` rounds after one warm-up round,
@@ -163,6 +165,24 @@ def pack_numpy(x: np.ndarray, bits: int) -> np.ndarray:
         part = v[k::per] << (k * bits) if k == per - 1 else (v[k::per] & mask) << (k * bits)
         packed |= part
     return packed
+
+
+def pack_tiles_numpy(x: np.ndarray, r: int, c: int) -> np.ndarray:
+    """``s4[r, c]`` row-major (ml_dtypes int4, one a byte) -> ``T(8,128)(8,1)E(4)``: a band of 8
+    rows is one row of tiles, whose 32-bit words run along the columns, row ``k`` of the band in
+    bits ``4k ..`` of each."""
+    v = x.view(np.uint8).reshape(r // 8, 8, c) & np.uint8(0xF)
+    words = np.zeros((r // 8, c), np.uint32)
+    for k in range(8):
+        words |= v[:, k, :].astype(np.uint32) << np.uint32(4 * k)
+    return words.view(np.uint8).reshape(-1)
+
+
+def unpack_tiles_numpy(p: np.ndarray, r: int, c: int) -> np.ndarray:
+    """The inverse of :func:`pack_tiles_numpy`."""
+    words = p.view(np.uint32).reshape(r // 8, 1, c)
+    shifts = (np.arange(8, dtype=np.uint32) * np.uint32(4)).reshape(1, 8, 1)
+    return ((words >> shifts) & np.uint32(0xF)).astype(np.uint8).reshape(r, c).view(ml_dtypes.int4)
 
 
 def unpack_numpy(p: np.ndarray, bits: int, dtype: Any) -> np.ndarray:
@@ -358,6 +378,35 @@ def int4_cases(args: argparse.Namespace, rng: np.random.Generator) -> list[dict[
             )
         )
         del logical, packed
+    # int4 under TPU tiles (no JAX contender: its CPU client cannot make tiles).
+    r = c = 8192
+    logical = rng.integers(0, 16, (r, c), dtype=np.uint8).view(ml_dtypes.int4)
+    rm, tiled = f"s4[{r},{c}]{{1,0}}", f"s4[{r},{c}]{{1,0:T(8,128)(8,1)E(4)}}"
+    packed = np.array(xs.relayout(logical, rm, tiled))
+    rows.append(
+        case(
+            "s4 rm -> T(8,128)(8,1)E(4)",
+            logical,
+            rm,
+            tiled,
+            args.rounds,
+            lambda x: pack_tiles_numpy(x, r, c),
+            None,
+            args.threads,
+        )
+    )
+    rows.append(
+        case(
+            "s4 T(8,128)(8,1)E(4) -> rm",
+            packed,
+            tiled,
+            rm,
+            args.rounds,
+            lambda x: unpack_tiles_numpy(x, r, c),
+            None,
+            args.threads,
+        )
+    )
     return rows
 
 
