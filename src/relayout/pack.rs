@@ -226,16 +226,21 @@ pub(crate) fn pack_rows<const BITS: u32>(
             );
         }
         let (s, d) = (s / 8, d / 8);
+        // Each row's `n` columns and what follows them (asked for ahead), once for the box.
+        let mut whole: [&[u8]; ROWS] = [&[]; ROWS];
+        for (r, whole) in whole.iter_mut().take(m).enumerate() {
+            let at = s + r * row;
+            let Some(run) = src.get(at..at + n) else { return };
+            *whole = src.get(at..).unwrap_or(run);
+        }
         let mut c0 = 0;
         while c0 < n {
             let count = (n - c0).min(COLS);
             let mut from: [&[u8]; ROWS] = [&[]; ROWS];
-            for (r, from) in from.iter_mut().take(m).enumerate() {
-                let at = s + r * row + c0;
-                let Some(run) = src.get(at..at + count) else { return };
-                *from = run;
+            for (from, whole) in from.iter_mut().zip(&whole).take(m) {
+                *from = whole.get(c0..c0 + count).unwrap_or_default();
                 for line in (0..count).step_by(LINE) {
-                    super::tile::prefetch(src, at + AHEAD + line);
+                    super::tile::prefetch(whole, c0 + AHEAD + line);
                 }
             }
             let out = &mut block[..count * group];
