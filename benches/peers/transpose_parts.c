@@ -1,0 +1,196 @@
+/* An f32 transpose taken apart, against memcpy, on this machine (issue 36: why a one-thread
+ * transpose of 64 MiB stays near half of memcpy's speed).
+ *
+ *   benches/peers/transpose_parts.sh          (compiles this with gcc -O2 and runs it)
+ *
+ * f32[4096,4096] (64 MiB) row-major -> column-major, both buffers on a cache line (aligned_alloc,
+ * 4 KiB pages). The transpose walks 64 x 64 tiles (64 source rows of 256 bytes, 64 destination
+ * rows of 256 bytes: the shape the crate's kernels and the patterns of access_patterns.c point
+ * to), each tile as 16 x 16 blocks of 4 x 4 SSE2 transposes, the next tile's 64 x 4 source lines
+ * asked for ahead (prefetchnta), every destination line written whole with non-temporal stores.
+ * Each row of the output is the median over ROUNDS rounds (default 7) of the milliseconds per
+ * 64 MiB, min and max, and memcpy's time over it:
+ *   memcpy               glibc's memcpy of the 64 MiB
+ *   transpose            the whole transpose
+ *   loads + shuffles     the same loads and 4 x 4 transposes, the results xor-folded into a
+ *                        register (no destination traffic; stores into a small buffer would
+ *                        wait on the loads whose addresses share their low 12 bits)
+ *   loads                the same loads alone (xor-folded into a register)
+ *   stores               the same non-temporal stores of a constant (no source traffic)
+ *   transpose, AVX2      the whole transpose with 8 x 8 AVX2 blocks, two above each other so that
+ *                        each destination line's two 32-byte non-temporal stores follow each
+ *                        other (only where the CPU has AVX2): fewer instructions, same traffic
+ * If "loads" alone takes most of "transpose", the reads of 64 rows at a time, not the
+ * instructions nor the stores, bound the kernel. */
+#include <immintrin.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <time.h>
+
+#define N 4096
+#define T 64
+
+enum { TRANSPOSE, SHUFFLES, LOADS, STORES };
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int cmpd(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static float sink[T * T] __attribute__((aligned(64)));
+static volatile float folded;
+
+/* One 16 x 16 block: source rows at s (stride N), destination rows at d (stride N). */
+static inline void block16(const float *s, float *d, int mode, float *l1) {
+  for (int bj = 0; bj < 4; bj++) {
+    __m128 v[4][4];
+    __m128 acc = _mm_setzero_ps();
+    for (int bi = 0; bi < 4; bi++) {
+      if (mode == STORES) {
+        __m128 z = _mm_set1_ps(1.0f);
+        v[bi][0] = v[bi][1] = v[bi][2] = v[bi][3] = z;
+        continue;
+      }
+      __m128 r0 = _mm_loadu_ps(s + (bi * 4 + 0) * N + bj * 4), r1 = _mm_loadu_ps(s + (bi * 4 + 1) * N + bj * 4);
+      __m128 r2 = _mm_loadu_ps(s + (bi * 4 + 2) * N + bj * 4), r3 = _mm_loadu_ps(s + (bi * 4 + 3) * N + bj * 4);
+      if (mode == LOADS) {
+        acc = _mm_xor_ps(acc, _mm_xor_ps(_mm_xor_ps(r0, r1), _mm_xor_ps(r2, r3)));
+        continue;
+      }
+      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+      v[bi][0] = r0, v[bi][1] = r1, v[bi][2] = r2, v[bi][3] = r3;
+    }
+    if (mode == LOADS) {
+      _mm_store_ps(l1 + bj * 4, acc);
+      continue;
+    }
+    /* Destination row bj*4+k gets its 4 x 16 bytes (one line) in a row. */
+    for (int k = 0; k < 4; k++)
+      for (int bi = 0; bi < 4; bi++) {
+        if (mode == SHUFFLES)
+          acc = _mm_xor_ps(acc, v[bi][k]);
+        else
+          _mm_stream_ps(d + (bj * 4 + k) * N + bi * 4, v[bi][k]);
+      }
+    if (mode == SHUFFLES) _mm_store_ps(l1 + bj * 4, acc);
+  }
+}
+
+static void transpose(const float *s, float *d, int mode) {
+  for (int i = 0; i < N; i += T)
+    for (int j = 0; j < N; j += T) {
+      int ni = i, nj = j + T;
+      if (nj >= N) nj = 0, ni = i + T;
+      if (mode != STORES && ni < N)
+        for (int r = 0; r < T; r++)
+          for (int c = 0; c < T * 4; c += 64) _mm_prefetch((const char *)(s + (size_t)(ni + r) * N + nj) + c, _MM_HINT_NTA);
+      for (int a = 0; a < T; a += 16)
+        for (int b = 0; b < T; b += 16) block16(s + (size_t)(i + a) * N + j + b, d + (size_t)(j + b) * N + i + a, mode, sink);
+    }
+  _mm_sfence();
+  folded = sink[0];
+}
+
+__attribute__((target("avx2"))) static void transpose_avx2(const float *s, float *d) {
+  for (int i = 0; i < N; i += T)
+    for (int j = 0; j < N; j += T) {
+      int ni = i, nj = j + T;
+      if (nj >= N) nj = 0, ni = i + T;
+      if (ni < N)
+        for (int r = 0; r < T; r++)
+          for (int c = 0; c < T * 4; c += 64) _mm_prefetch((const char *)(s + (size_t)(ni + r) * N + nj) + c, _MM_HINT_NTA);
+      /* Two 8 x 8 blocks above each other at a time: each destination row gets its whole line
+       * (two 32-byte halves) in a row. */
+      for (int a = 0; a < T; a += 16)
+        for (int b = 0; b < T; b += 8) {
+          __m256 o[2][8];
+          for (int h = 0; h < 2; h++) {
+            const float *p = s + (size_t)(i + a + 8 * h) * N + j + b;
+            __m256 r[8], t[8], u[8];
+            for (int k = 0; k < 8; k++) r[k] = _mm256_loadu_ps(p + k * N);
+            for (int k = 0; k < 4; k++) {
+              t[2 * k] = _mm256_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+              t[2 * k + 1] = _mm256_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+            }
+            for (int k = 0; k < 2; k++) {
+              u[4 * k + 0] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], 0x44);
+              u[4 * k + 1] = _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], 0xEE);
+              u[4 * k + 2] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0x44);
+              u[4 * k + 3] = _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0xEE);
+            }
+            for (int k = 0; k < 4; k++) {
+              o[h][k] = _mm256_permute2f128_ps(u[k], u[4 + k], 0x20);
+              o[h][4 + k] = _mm256_permute2f128_ps(u[k], u[4 + k], 0x31);
+            }
+          }
+          float *q = d + (size_t)(j + b) * N + i + a;
+          for (int k = 0; k < 8; k++) {
+            _mm256_stream_ps(q + k * N, o[0][k]);
+            _mm256_stream_ps(q + k * N + 8, o[1][k]);
+          }
+        }
+    }
+  _mm_sfence();
+}
+
+int main(void) {
+  const char *env = getenv("ROUNDS");
+  int rounds = env ? atoi(env) : 7;
+  if (rounds < 1 || rounds > 1000) rounds = 7;
+  size_t bytes = (size_t)N * N * sizeof(float);
+  float *s = aligned_alloc(64, bytes), *d = aligned_alloc(64, bytes);
+  if (!s || !d) return 1;
+  for (size_t k = 0; k < (size_t)N * N; k++) s[k] = (float)k;
+  memset(d, 0, bytes);
+  int avx2 = __builtin_cpu_supports("avx2");
+  /* Both transposes are checked, everywhere. */
+  for (int pass = 0; pass < 1 + avx2; pass++) {
+    if (pass == 0) transpose(s, d, TRANSPOSE);
+    else transpose_avx2(s, d);
+    for (size_t i = 0; i < N; i++)
+      for (size_t j = 0; j < N; j++)
+        if (d[j * N + i] != s[i * N + j]) {
+          fprintf(stderr, "wrong transpose at %zu, %zu\n", i, j);
+          return 1;
+        }
+  }
+  const char *names[] = {"memcpy", "transpose", "loads + shuffles", "loads", "stores", "transpose, AVX2"};
+  int kinds = avx2 ? 6 : 5;
+  double *t = calloc((size_t)kinds * rounds, sizeof(double));
+  if (!t) return 1;
+  for (int r = 0; r < rounds; r++)
+    for (int k = 0; k < kinds; k++) {
+      double t0 = now();
+      switch (k) {
+        case 0: memcpy(d, s, bytes); break;
+        case 1: transpose(s, d, TRANSPOSE); break;
+        case 2: transpose(s, d, SHUFFLES); break;
+        case 3: transpose(s, d, LOADS); break;
+        case 4: transpose(s, d, STORES); break;
+        default: transpose_avx2(s, d); break;
+      }
+      t[k * rounds + r] = now() - t0;
+    }
+  double memcpy_ms = 0;
+  printf("f32[4096,4096] transposed in 64 x 64 tiles, ms per 64 MiB, median [min-max] of %d rounds\n", rounds);
+  for (int k = 0; k < kinds; k++) {
+    double *v = t + k * rounds;
+    qsort(v, rounds, sizeof(double), cmpd);
+    double med = v[rounds / 2] * 1e3;
+    if (k == 0) memcpy_ms = med;
+    printf("%-18s %6.2f [%.2f-%.2f]  memcpy / this %.2f\n", names[k], med, v[0] * 1e3, v[rounds - 1] * 1e3, memcpy_ms / med);
+  }
+  if (!avx2) printf("(no AVX2 on this CPU: its row is left out)\n");
+  free(t);
+  free(s);
+  free(d);
+  return 0;
+}
