@@ -122,9 +122,15 @@ pub(crate) fn unpack<const BITS: u32>(
     });
 }
 
-/// Columns per block of [`pack_rows`] and [`unpack_rows`]: four lines of each unpacked row,
-/// handed to [`Lines`] at once.
-const COLS: usize = 256;
+/// Columns per block of [`pack_rows`]: four lines of each source row, packed and handed to
+/// [`Lines`] at once.
+const PACK_COLS: usize = 256;
+
+/// Columns per block of [`unpack_rows`]: each destination row's run of a block is handed to
+/// [`Lines`] at once, and on a destination off a line each run's first and last line go through
+/// its carries (issue 36, `s4[8192,8192]` out of `T(8,128)(8,1)E(4)` into a `Vec`, 5 runs: 34–36
+/// ms with 256 columns, 25–27 ms with 1024, 26–28 ms with 2048; on a page 19–21 ms with each).
+const UNPACK_COLS: usize = 1024;
 
 /// Columns that go through the registers together: one 16-byte lane of each unpacked row.
 const LANE: usize = 16;
@@ -136,8 +142,9 @@ const GROUP: usize = 4;
 /// The most unpacked rows one group holds: 32 bits of `s1`.
 const ROWS: usize = 32;
 
-/// [`unpack_rows`]' block: [`COLS`] columns of each of up to [`ROWS`] rows, in lanes.
-type Stage = [[[u8; LANE]; COLS / LANE]; ROWS];
+/// One row of [`unpack_rows`]' block: [`UNPACK_COLS`] columns, in lanes (the block has one per
+/// row of the group, at most [`ROWS`]: 32 KiB, on the heap).
+type StageRow = [[u8; LANE]; UNPACK_COLS / LANE];
 
 /// How far ahead of its block [`pack_rows`] asks for each source row, in bytes. Its 8 (`s4`) to 32
 /// (`s1`) rows are read a lane at a time, more streams than the hardware's prefetchers follow
@@ -191,14 +198,14 @@ impl<'a> Across<'a> {
 /// lowest bits. `s` and `d` are bit offsets; a position that does not start on a byte goes
 /// element by element.
 ///
-/// Each block of [`COLS`] columns reads its `m` rows a [`LANE`] at a time, straight into the
+/// Each block of [`PACK_COLS`] columns reads its `m` rows a [`LANE`] at a time, straight into the
 /// registers: `8 / BITS` rows make each byte of the group (a mask, a shift, an or), and the
 /// group's bytes are interleaved ([`zip_bytes`](super::tile::zip_bytes)) into the block's packed
 /// bytes, which [`Lines`] writes (streamed where the plan streams).
 // `BITS` is 1, 2 or 4 (the plan's `finish_bits`) and the group 1, 2 or 4 bytes (`plan::across`):
-// `8 / BITS`, shifts and indices below `COLS · GROUP` are small; offsets are those of a planned
+// `8 / BITS`, shifts and indices below `PACK_COLS · GROUP` are small; offsets are those of a planned
 // box, inside the buffers (each source and destination access is still checked); `r < m ≤ ROWS`,
-// `p < group ≤ GROUP` and `c < count ≤ COLS` index the staging arrays.
+// `p < group ≤ GROUP` and `c < count ≤ PACK_COLS` index the staging arrays.
 #[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 pub(crate) fn pack_rows<const BITS: u32>(
     src: &[u8],
@@ -211,7 +218,7 @@ pub(crate) fn pack_rows<const BITS: u32>(
         return super::kernel::bits(src, dst, s, d, axes, BITS, u64::from(BITS));
     };
     let (m, mask) = (per * group, u8::MAX >> (8 - BITS));
-    let mut block = [0u8; COLS * GROUP];
+    let mut block = [0u8; PACK_COLS * GROUP];
     odometer(outer, s, d, &mut |s, d| {
         let (Ok(s), Ok(d)) = (usize::try_from(s), usize::try_from(d)) else { return };
         if s % 8 != 0 || d % 8 != 0 {
@@ -235,7 +242,7 @@ pub(crate) fn pack_rows<const BITS: u32>(
         }
         let mut c0 = 0;
         while c0 < n {
-            let count = (n - c0).min(COLS);
+            let count = (n - c0).min(PACK_COLS);
             let mut from: [&[u8]; ROWS] = [&[]; ROWS];
             for (from, whole) in from.iter_mut().zip(&whole).take(m) {
                 *from = whole.get(c0..c0 + count).unwrap_or_default();
@@ -282,7 +289,7 @@ fn pack_lanes<const BITS: u32>(_rows: &[&[u8]; ROWS], _m: usize, _out: &mut [u8]
 /// `BITS`-bit elements packed across rows → one per byte ([`Kernel::UnpackRows`](super::plan::Kernel::UnpackRows)),
 /// the inverse of [`pack_rows`]: the same two innermost axes with the sides swapped (`rows` one
 /// slot apart in the source, a destination row apart; `cols` one group in the source, one byte in
-/// the destination). The bits above the value zero. Each block of [`COLS`] columns is split a
+/// the destination). The bits above the value zero. Each block of [`UNPACK_COLS`] columns is split a
 /// [`LANE`] at a time into its `m` rows (in registers: narrowing packs, then a shift and a mask
 /// per row), which [`Lines`] writes, a run of each row at a time.
 // As for `pack_rows`.
@@ -298,7 +305,7 @@ pub(crate) fn unpack_rows<const BITS: u32>(
         return super::kernel::bits(src, dst, s, d, axes, BITS, 8);
     };
     let (m, mask) = (per * group, u8::MAX >> (8 - BITS));
-    let mut stage: Stage = [[[0u8; LANE]; COLS / LANE]; ROWS];
+    let mut stage: Vec<StageRow> = vec![[[0u8; LANE]; UNPACK_COLS / LANE]; m];
     odometer(outer, s, d, &mut |s, d| {
         let (Ok(s), Ok(d)) = (usize::try_from(s), usize::try_from(d)) else { return };
         if s % 8 != 0 || d % 8 != 0 {
@@ -307,7 +314,7 @@ pub(crate) fn unpack_rows<const BITS: u32>(
         let (s, d) = (s / 8, d / 8);
         let mut c0 = 0;
         while c0 < n {
-            let count = (n - c0).min(COLS);
+            let count = (n - c0).min(UNPACK_COLS);
             let at = s + c0 * group;
             let Some(from) = src.get(at..at + count * group) else { return };
             let done = unpack_lanes::<BITS>(from, m, &mut stage);
@@ -320,7 +327,7 @@ pub(crate) fn unpack_rows<const BITS: u32>(
                     }
                 }
             }
-            for (r, out) in stage.iter().take(m).enumerate() {
+            for (r, out) in stage.iter().enumerate() {
                 lines.put(dst, d + r * row + c0, &out.as_flattened()[..count]);
             }
             c0 += count;
@@ -331,7 +338,7 @@ pub(crate) fn unpack_rows<const BITS: u32>(
 /// [`unpack_rows`]' whole lanes of a block, in registers: `src` split into the first `m` rows
 /// of `stage`; returns the columns done (none off x86-64).
 #[cfg(target_arch = "x86_64")]
-fn unpack_lanes<const BITS: u32>(src: &[u8], m: usize, stage: &mut Stage) -> usize {
+fn unpack_lanes<const BITS: u32>(src: &[u8], m: usize, stage: &mut [StageRow]) -> usize {
     match m {
         2 => simd::unpack_across::<BITS, 2>(src, stage),
         4 => simd::unpack_across::<BITS, 4>(src, stage),
@@ -343,7 +350,7 @@ fn unpack_lanes<const BITS: u32>(src: &[u8], m: usize, stage: &mut Stage) -> usi
 
 /// No registers off x86-64: [`unpack_rows`] splits every column one by one.
 #[cfg(not(target_arch = "x86_64"))]
-fn unpack_lanes<const BITS: u32>(_src: &[u8], _m: usize, _stage: &mut Stage) -> usize {
+fn unpack_lanes<const BITS: u32>(_src: &[u8], _m: usize, _stage: &mut [StageRow]) -> usize {
     0
 }
 
@@ -524,12 +531,15 @@ mod simd {
     /// / 8` bytes per column) split into the first `M` rows of `stage` ([`split_rows`]), from
     /// column 0. Returns the columns done.
     #[inline]
-    // `r < M ≤ ROWS` and `k < COLS / 16` (the `take`) index `stage`.
+    // `r < M ≤ stage.len()` (checked first) and `k < UNPACK_COLS / 16` (the `take`) index `stage`.
     #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
-    pub(super) fn unpack_across<const BITS: u32, const M: usize>(src: &[u8], stage: &mut super::Stage) -> usize {
+    pub(super) fn unpack_across<const BITS: u32, const M: usize>(src: &[u8], stage: &mut [super::StageRow]) -> usize {
         let g = M * BITS as usize / 8;
         let mut done = 0;
-        for (k, chunk) in src.chunks_exact(g * 16).enumerate().take(stage[0].len()) {
+        if stage.len() < M {
+            return 0;
+        }
+        for (k, chunk) in src.chunks_exact(g * 16).enumerate().take(super::UNPACK_COLS / 16) {
             let Ok(lanes) = bytemuck::try_cast_slice::<u8, [u8; 16]>(chunk) else { break };
             split_rows::<BITS, M>(lanes, |r, lane| stage[r][k] = lane);
             done += 16;
