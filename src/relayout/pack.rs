@@ -128,8 +128,9 @@ const PACK_COLS: usize = 256;
 
 /// Columns per block of [`unpack_rows`]: each destination row's run of a block is handed to
 /// [`Lines`] at once, and on a destination off a line each run's first and last line go through
-/// its carries (issue 36, `s4[8192,8192]` out of `T(8,128)(8,1)E(4)` into a `Vec`, 5 runs: 34–36
-/// ms with 256 columns, 25–27 ms with 1024, 26–28 ms with 2048; on a page 19–21 ms with each).
+/// its carries (issue 36, `s4[8192,8192]` out of `T(8,128)(8,1)E(4)` into a `Vec`, 5 runs per
+/// timing: 34–38 ms with 256 columns and 24–28 ms with 1024 (six timings each), 26–28 ms with 2048
+/// (three); on a page 19–21 ms with 256 and 1024, 20–24 ms with 2048, three timings each).
 const UNPACK_COLS: usize = 1024;
 
 /// Columns that go through the registers together: one 16-byte lane of each unpacked row.
@@ -236,9 +237,8 @@ pub(crate) fn pack_rows<const BITS: u32>(
         // Each row's `n` columns and what follows them (asked for ahead), once for the box.
         let mut whole: [&[u8]; ROWS] = [&[]; ROWS];
         for (r, whole) in whole.iter_mut().take(m).enumerate() {
-            let at = s + r * row;
-            let Some(run) = src.get(at..at + n) else { return };
-            *whole = src.get(at..).unwrap_or(run);
+            let Some(rest) = src.get(s + r * row..).filter(|rest| rest.len() >= n) else { return };
+            *whole = rest;
         }
         let mut c0 = 0;
         while c0 < n {
@@ -473,13 +473,13 @@ mod simd {
                 let shift = m128i::from([u64::try_from(r % per).unwrap_or(0) * u64::from(BITS), 0]);
                 bytes[r / per] |= shl_all_u16_m128i(load_unaligned_m128i(&row[k]) & mask, shift);
             }
-            let mut lanes = bytes.map(<[u8; 16]>::from);
+            let mut groups = bytes.map(<[u8; 16]>::from);
             match g {
                 1 => {}
-                2 => super::super::tile::zip_bytes::<2>(lanes.first_chunk_mut::<2>().unwrap_or(&mut [[0; 16]; 2])),
-                _ => super::super::tile::zip_bytes::<4>(&mut lanes),
+                2 => super::super::tile::zip_bytes::<2>(groups.first_chunk_mut::<2>().unwrap_or(&mut [[0; 16]; 2])),
+                _ => super::super::tile::zip_bytes::<4>(&mut groups),
             }
-            out.copy_from_slice(&lanes.as_flattened()[..g * 16]);
+            out.copy_from_slice(&groups.as_flattened()[..g * 16]);
         }
         lanes * 16
     }
