@@ -149,8 +149,9 @@ type StageRow = [[u8; LANE]; UNPACK_COLS / LANE];
 
 /// How far ahead of its block [`pack_rows`] asks for each source row, in bytes. Its 8 (`s4`) to 32
 /// (`s1`) rows are read a lane at a time, more streams than the hardware's prefetchers follow
-/// (issue 36, `s4[8192,8192]` into `T(8,128)(8,1)E(4)`, 5 runs: 33 ms asking for each block as it
-/// starts, 19 ms 1 KiB ahead, 23 ms 4 KiB ahead; memcpy of the output 8.8 ms).
+/// (issue 36, `s4[8192,8192]` into `T(8,128)(8,1)E(4)`, 5 runs per timing, three timings each:
+/// 512 bytes ahead 18.7–20.2 ms, 1 KiB 16.8–17.9, 1.5 KiB 17.1–18.4, 2 KiB 17.9–18.6; memcpy of
+/// the output 8.3–9.4 ms; `docs/relayout.md`, "Sub-byte").
 const AHEAD: usize = 1024;
 
 /// A box packed across rows, as [`pack_rows`] (`pack`) and [`unpack_rows`] read it: the axes
@@ -192,6 +193,13 @@ impl<'a> Across<'a> {
     }
 }
 
+/// The byte offsets of bit offsets `s` and `d` that both start a byte; `None` otherwise (the
+/// across-rows kernels then go element by element).
+fn whole_bytes(s: i64, d: i64) -> Option<(usize, usize)> {
+    let (s, d) = (usize::try_from(s).ok()?, usize::try_from(d).ok()?);
+    (s % 8 == 0 && d % 8 == 0).then_some((s / 8, d / 8))
+}
+
 /// One byte per element → `BITS`-bit elements packed across source rows ([`Kernel::PackRows`](super::plan::Kernel::PackRows)):
 /// the innermost axis (`rows`) steps through `m` source rows, one `BITS`-bit slot apart in the
 /// destination, and the axis before it (`cols`) one source byte and one group of `m · BITS / 8`
@@ -221,19 +229,9 @@ pub(crate) fn pack_rows<const BITS: u32>(
     let (m, mask) = (per * group, u8::MAX >> (8 - BITS));
     let mut block = [0u8; PACK_COLS * GROUP];
     odometer(outer, s, d, &mut |s, d| {
-        let (Ok(s), Ok(d)) = (usize::try_from(s), usize::try_from(d)) else { return };
-        if s % 8 != 0 || d % 8 != 0 {
-            return super::kernel::bits(
-                src,
-                dst,
-                to_i64(len_u64(s)),
-                to_i64(len_u64(d)),
-                &[*cols, *rows],
-                BITS,
-                u64::from(BITS),
-            );
-        }
-        let (s, d) = (s / 8, d / 8);
+        let Some((s, d)) = whole_bytes(s, d) else {
+            return super::kernel::bits(src, dst, s, d, &[*cols, *rows], BITS, u64::from(BITS));
+        };
         // Each row's `n` columns and what follows them (asked for ahead), once for the box.
         let mut whole: [&[u8]; ROWS] = [&[]; ROWS];
         for (r, whole) in whole.iter_mut().take(m).enumerate() {
@@ -307,11 +305,9 @@ pub(crate) fn unpack_rows<const BITS: u32>(
     let (m, mask) = (per * group, u8::MAX >> (8 - BITS));
     let mut stage: Vec<StageRow> = vec![[[0u8; LANE]; UNPACK_COLS / LANE]; m];
     odometer(outer, s, d, &mut |s, d| {
-        let (Ok(s), Ok(d)) = (usize::try_from(s), usize::try_from(d)) else { return };
-        if s % 8 != 0 || d % 8 != 0 {
-            return super::kernel::bits(src, dst, to_i64(len_u64(s)), to_i64(len_u64(d)), &[*cols, *rows], BITS, 8);
-        }
-        let (s, d) = (s / 8, d / 8);
+        let Some((s, d)) = whole_bytes(s, d) else {
+            return super::kernel::bits(src, dst, s, d, &[*cols, *rows], BITS, 8);
+        };
         let mut c0 = 0;
         while c0 < n {
             let count = (n - c0).min(UNPACK_COLS);
