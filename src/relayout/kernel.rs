@@ -6,7 +6,7 @@
 //! is inside its buffer.
 
 use super::lines::Lines;
-use super::plan::{Axis, BAND_BYTES, Order, Stores, asks_ahead, short_run};
+use super::plan::{Axis, BAND_BYTES, Order, Stores, asks_ahead, band_columns, short_run};
 use super::stream::{self, LINE};
 use super::tile::{self, ZERO_LINE};
 use crate::memory::extent::{len_u64, to_i64};
@@ -350,7 +350,11 @@ impl Walk<'_> {
             // Rows per call: a micro-tile's, or all of them when they make one destination run.
             let per = if self.short == Short::Destination { total.max(1) } else { m };
             let inner = self.pair.1.extent;
-            let width = self.band.max(m);
+            // Every run of the band starts as far past a line as the first: its rows are a
+            // multiple of 64 bytes apart whenever `band_columns` narrows.
+            let straddles =
+                at(s).and_then(|o| self.src.get(o..)).is_some_and(|rest| rest.as_ptr().align_offset(LINE) != 0);
+            let width = band_columns(self.band, total.saturating_mul(len_u64(N)), self.pair.1.src, straddles).max(m);
             // Bands start where the destination's lines do, so every whole micro-tile stores
             // whole lines: the columns before the first line boundary make a band of their own
             // (unless the rows wrap, `Walk::wrap`: then every row's first columns end the row

@@ -175,13 +175,15 @@ impl Strategy {
                         Kernel::Rows => "rows: the innermost axis copied as one run".to_owned(),
                         Kernel::Transpose { src_minor, order: Order::Bands } => format!(
                             "transpose of axis {src_minor} (source-minor) and the innermost axis, 64-byte micro-tiles \
-                             in bands of 2 KiB of destination row"
+                             in bands of {} of destination row",
+                            band_text(block, src_minor, None)
                         ),
                         Kernel::Transpose { src_minor, order: Order::Fused } => format!(
                             "transpose of axes {} and {src_minor} (fused: together contiguous in the source, \
-                             the micro-tile's rows) and the innermost axis, 64-byte micro-tiles in bands of 2 KiB \
+                             the micro-tile's rows) and the innermost axis, 64-byte micro-tiles in bands of {} \
                              of destination row",
-                            src_minor.wrapping_sub(1)
+                            src_minor.wrapping_sub(1),
+                            band_text(block, src_minor, src_minor.checked_sub(1))
                         ),
                         Kernel::Transpose { src_minor, order: Order::SourceRuns } => format!(
                             "transpose of axis {src_minor} (source-minor) and the innermost axis, 64-byte micro-tiles \
@@ -422,8 +424,60 @@ fn whole_tiles(axes: &[Axis], src_minor: usize, width: i64) -> bool {
 
 /// Destination-minor columns per band of a transpose ([`Order::Bands`], `kernel.rs`): 2 KiB of
 /// destination row, so the source rows a band reads (one page each with 4 KiB pages) stay
-/// within the second-level TLB.
+/// within the second-level TLB. Narrowed by [`band_columns`].
 pub(crate) const BAND_BYTES: u64 = 2048;
+
+/// What `--explain` says of a band of the transpose `block` (axes in bytes) with the source-minor
+/// axis `src_minor` (and the fused axis outside it): 2 KiB, and the narrowed columns of
+/// [`band_columns`] when the whole box's rows call for them on a source off a line.
+fn band_text(block: &Block, src_minor: usize, fused: Option<usize>) -> String {
+    let (Some(minor), Some(inner)) = (block.axes.get(src_minor), block.axes.last()) else {
+        return "2 KiB".to_owned();
+    };
+    let outside = fused.and_then(|f| block.axes.get(f)).map_or(1, |a| a.extent);
+    let width = inner.dst.unsigned_abs();
+    let band = BAND_BYTES.checked_div(width).unwrap_or(1);
+    let rows = minor.extent.saturating_mul(outside).saturating_mul(width);
+    let columns = band_columns(band, rows, inner.src, true);
+    if columns < band {
+        format!("2 KiB ({columns} columns from a source off a cache line: its rows are a multiple of 32 KiB apart)")
+    } else {
+        "2 KiB".to_owned()
+    }
+}
+
+/// A band's columns (source rows) lie a multiple of this many bytes apart in the source: then
+/// [`band_columns`] narrows the band.
+const ALIASED_STRIDE: u64 = 32 << 10;
+
+/// The columns of a narrowed band ([`band_columns`]).
+const ALIASED_BAND: u64 = 32;
+
+/// A band reads at least this many bytes of each of its source rows for [`band_columns`] to
+/// narrow it.
+const ALIASED_ROW_BYTES: u64 = 4 << 10;
+
+/// The columns of a band of [`Order::Bands`] or [`Order::Fused`] (`band`, [`BAND_BYTES`] of
+/// destination row) that reads `row_bytes` of each column's source row, the rows `stride` bytes
+/// apart, each run starting off a cache line when `straddles` (a source 16 bytes past a line:
+/// a `Vec`, a numpy array): narrowed to [`ALIASED_BAND`] columns when the runs straddle lines,
+/// the rows are a nonzero multiple of 32 KiB apart and the band reads at least 4 KiB of each.
+/// Such a band's micro-tiles each leave the second line of every run for the next tile-row, and
+/// those lines, one per column, all fall in the same few cache sets; 512 of them do not stay.
+/// On the Zen 5 machine (issue 36, docs/relayout.md rule 10), `f32[8192,2048]{0,1}` →
+/// `{1,0}` from a source 16 bytes past a line: 17.6–19.4 ms per 2 runs in bands of 512
+/// columns, 14.5 ms in bands of 32 (memcpy 6.8); from a source on a line, 16.4–20.2 ms wide and
+/// 20.6–22.2 ms narrowed, so a source on a line keeps the 2 KiB. Rows 16 KiB apart lost
+/// narrowed (0.57× memcpy wide, 0.54–0.56 narrow), and so did parts of a few lines per row
+/// (the command line's, from a mapped file: 1.3× slower), hence the 4 KiB.
+pub(crate) fn band_columns(band: u64, row_bytes: u64, stride: i64, straddles: bool) -> u64 {
+    let stride = stride.unsigned_abs();
+    if straddles && stride != 0 && stride.checked_rem(ALIASED_STRIDE) == Some(0) && row_bytes >= ALIASED_ROW_BYTES {
+        band.min(ALIASED_BAND)
+    } else {
+        band
+    }
+}
 
 /// Whether a streamed transpose of elements of 2 bytes or more walks bands
 /// ([`Order::Bands`]) rather than its source in order: when its destination rows (the

@@ -824,6 +824,36 @@ fn every_group_packed_across_rows_matches_the_reference() {
     }
 }
 
+/// Transposes whose source rows lie 32 KiB apart (`f32` and `u64`) or 64 KiB apart (`bf16`) and
+/// are read 4 KiB or more at a time walk bands narrowed to 32 columns from a source off a line
+/// (`plan::band_columns`; `--explain` says so), and 2 KiB bands from one on a line: whole bands and a ragged one, rows that wrap on a destination 16 bytes
+/// past a line (192-byte rows) and rows that do not (160 bytes), whole and in parts (one part
+/// too short to narrow its bands), both stores: the reference's bytes.
+#[test]
+fn narrowed_bands_match_the_reference() {
+    for (t, rows, cols) in [("f32", 8192u64, 48u64), ("f32", 8192, 40), ("u64", 4096, 20), ("bf16", 32768, 96)] {
+        let list = format!("{rows},{cols}");
+        let (a, b) = (shape(&format!("{t}[{list}]{{0,1}}")), shape(&format!("{t}[{list}]{{1,0}}")));
+        let plan = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap();
+        assert!(
+            plan.explain().contains("(32 columns from a source off a cache line"),
+            "{t}[{list}]: {}",
+            plan.explain()
+        );
+        let element_type = a.as_array().unwrap().element_type();
+        let (a, b) = (Side::Layout(a), Side::Layout(b));
+        let input: Vec<u8> = (0..a.len()).map(|k| u8::try_from(k * 7 % 251).unwrap()).collect();
+        for offsets in [(0, 0), (16, 16), (48, 16)] {
+            at_offset_whole_and_in_parts(
+                (element_type, vec![rows, cols], a.clone(), b.clone(), input.clone()),
+                offsets,
+                &[1, 500, 733],
+            )
+            .unwrap();
+        }
+    }
+}
+
 #[test]
 fn legacy_padding_gets_its_padding_value() {
     let dst = make_shape_with_layout(
