@@ -370,8 +370,12 @@ impl Walk<'_> {
             while j0 < inner {
                 let j1 = inner.min(if j0 < lead { lead } else { j0.saturating_add(width) });
                 let mut i = 0;
-                if stepped && after.is_empty() && self.short == Short::Neither && self.fused.is_none() {
-                    i = self.strip::<N>(dst, (s, d), axis, total, (j0, j1));
+                if after.is_empty() && self.short == Short::Neither {
+                    i = match self.fused {
+                        None if stepped => self.strip::<N>(dst, (s, d), axis, total, (j0, j1)),
+                        Some(outside) if !stepped => self.fused_strip::<N>(dst, (s, d), outside, total, (j0, j1)),
+                        _ => 0,
+                    };
                 }
                 while i < total {
                     let rows = per.min(total.wrapping_sub(i));
@@ -475,6 +479,66 @@ impl Walk<'_> {
             }
             if ragged < j1 {
                 self.tiles::<N>(dst, (si, di), Band { first: 0, rows: m, j0: ragged, j1, last: false });
+            }
+            i = i.wrapping_add(m);
+        }
+        i
+    }
+
+    /// [`strip`](Self::strip) for fused rows ([`Order::Fused`]; the tiled transpose
+    /// `{0,1:T(8,128)(2,1)}` of a row-major array): row `r` is element `r mod e` of the
+    /// source-minor axis and `r div e` of `outside`, so a micro-tile's runs are contiguous in the
+    /// source and its lines land at two-level addresses, computed once per tile-row. Whole
+    /// tile-rows; the ragged columns, and in a wrapping walk ([`Walk::wrap`]) the tile that
+    /// crosses each row's seam, go through [`Walk::tiles`], as does a last partial tile-row.
+    /// Returns the first row it left.
+    fn fused_strip<const N: usize>(
+        &self,
+        dst: &mut [u8],
+        (s, d): (i64, i64),
+        outside: Axis,
+        total: u64,
+        (j0, j1): (u64, u64),
+    ) -> u64
+    where
+        Bytes<N>: Width,
+    {
+        let m = <Bytes<N> as Width>::M as u64;
+        let (minor, inner) = self.pair;
+        if inner.dst != to_i64(len_u64(N)) {
+            return 0;
+        }
+        // Whole micro-tiles; when rows wrap, those before the one that crosses a row's seam.
+        let end = j1.min(inner.extent.saturating_sub(self.wrap));
+        let whole = end.saturating_sub(j0).checked_div(m).unwrap_or(0).saturating_mul(m);
+        let ragged = j0.saturating_add(whole);
+        let mut lines = [0i64; LINE];
+        let mut i: u64 = 0;
+        while i.checked_add(m).is_some_and(|end| end <= total) {
+            for (r, line) in (i..).zip(lines.iter_mut().take(<Bytes<N> as Width>::M)) {
+                let (outer, within) =
+                    (r.checked_div(minor.extent).unwrap_or(0), r.checked_rem(minor.extent).unwrap_or(0));
+                *line = step(step(d, outer, outside.dst), within, minor.dst);
+                // A group's first row: its first `wrap` columns, which no wrapped tile stores.
+                if self.wrap > 0 && j0 == 0 && within == 0 {
+                    self.head::<N>(dst, step(s, r, minor.src), *line);
+                }
+            }
+            let si = step(s, i, minor.src);
+            let mut column = j0;
+            while column < ragged {
+                let shifted = column.saturating_add(self.wrap);
+                let (from, to) = (step(si, shifted, inner.src), step(0, shifted, inner.dst));
+                let runs = <Bytes<N> as Width>::runs(|r| {
+                    at(step(from, len_u64(r), inner.src)).and_then(|f| src_line(self.src, f)).unwrap_or(&ZERO_LINE)
+                });
+                let line = |k: usize| lines.get(k).and_then(|&row| at(row.wrapping_add(to)));
+                <Bytes<N> as Width>::whole(&runs, dst, line, self.stores);
+                column = column.wrapping_add(m);
+            }
+            if ragged < j1 {
+                let last = i.saturating_add(m) >= total;
+                self.tiles::<N>(dst, (s, d), Band { first: i, rows: m, j0: ragged, j1, last });
             }
             i = i.wrapping_add(m);
         }

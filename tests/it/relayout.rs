@@ -854,6 +854,28 @@ fn narrowed_bands_match_the_reference() {
     }
 }
 
+/// Tiled transposes of row-major arrays (`{0,1:T(8,128)}` and `{0,1:T(8,128)(2,1)}`,
+/// `{0,1:T(16,128)(2,1)}`: fused rows, `kernel::Walk::fused_strip`) with whole tile-rows and a
+/// partial one, from sources and into destinations on and off a line (rows that wrap, each
+/// group's first row started on its own), whole and in parts: the reference's bytes.
+#[test]
+fn tiled_transposes_match_the_reference() {
+    for (t, tiles) in [("f32", "T(8,128)"), ("bf16", "T(8,128)(2,1)"), ("bf16", "T(16,128)(2,1)")] {
+        let (a, b) = (shape(&format!("{t}[264,272]{{1,0}}")), shape(&format!("{t}[264,272]{{0,1:{tiles}}}")));
+        let element_type = a.as_array().unwrap().element_type();
+        let (a, b) = (Side::Layout(a), Side::Layout(b));
+        let input: Vec<u8> = (0..a.len()).map(|k| u8::try_from(k * 7 % 251).unwrap()).collect();
+        for offsets in [(0, 0), (16, 16), (48, 16), (0, 36), (20, 0)] {
+            at_offset_whole_and_in_parts(
+                (element_type, vec![264, 272], a.clone(), b.clone(), input.clone()),
+                offsets,
+                &[3, 500, 733],
+            )
+            .unwrap();
+        }
+    }
+}
+
 #[test]
 fn legacy_padding_gets_its_padding_value() {
     let dst = make_shape_with_layout(
