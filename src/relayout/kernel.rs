@@ -519,8 +519,9 @@ impl Walk<'_> {
                 let (outer, within) =
                     (r.checked_div(minor.extent).unwrap_or(0), r.checked_rem(minor.extent).unwrap_or(0));
                 *line = step(step(d, outer, outside.dst), within, minor.dst);
-                // A group's first row: its first `wrap` columns, which no wrapped tile stores.
-                if self.wrap > 0 && j0 == 0 && within == 0 {
+                // A group's first row: its first `wrap` columns, which no wrapped tile stores
+                // (`tiles` does it when no whole tile is left here).
+                if self.wrap > 0 && j0 == 0 && ragged > j0 && within == 0 {
                     self.head::<N>(dst, step(s, r, minor.src), *line);
                 }
             }
