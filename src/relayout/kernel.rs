@@ -354,7 +354,9 @@ impl Walk<'_> {
             // multiple of 64 bytes apart whenever `band_columns` narrows.
             let straddles =
                 at(s).and_then(|o| self.src.get(o..)).is_some_and(|rest| rest.as_ptr().align_offset(LINE) != 0);
-            let width = band_columns(self.band, total.saturating_mul(len_u64(N)), self.pair.1.src, straddles).max(m);
+            let width =
+                band_columns(self.band, len_u64(N), total.saturating_mul(len_u64(N)), self.pair.1.src, straddles)
+                    .max(m);
             // Bands start where the destination's lines do, so every whole micro-tile stores
             // whole lines: the columns before the first line boundary make a band of their own
             // (unless the rows wrap, `Walk::wrap`: then every row's first columns end the row

@@ -429,7 +429,7 @@ pub(crate) const BAND_BYTES: u64 = 2048;
 
 /// What `--explain` says of a band of the transpose `block` (axes in bytes) with the source-minor
 /// axis `src_minor` (and the fused axis outside it): 2 KiB, and the narrowed columns of
-/// [`band_columns`] when the whole box's rows call for them on a source off a line.
+/// [`band_columns`] when the whole box's rows call for them (on a source on a line and off one).
 fn band_text(block: &Block, src_minor: usize, fused: Option<usize>) -> String {
     let (Some(minor), Some(inner)) = (block.axes.get(src_minor), block.axes.last()) else {
         return "2 KiB".to_owned();
@@ -438,45 +438,64 @@ fn band_text(block: &Block, src_minor: usize, fused: Option<usize>) -> String {
     let width = inner.dst.unsigned_abs();
     let band = BAND_BYTES.checked_div(width).unwrap_or(1);
     let rows = minor.extent.saturating_mul(outside).saturating_mul(width);
-    let columns = band_columns(band, rows, inner.src, true);
-    if columns < band {
-        format!("2 KiB ({columns} columns from a source off a cache line: its rows are a multiple of 32 KiB apart)")
-    } else {
-        "2 KiB".to_owned()
+    let on_line = band_columns(band, width, rows, inner.src, false);
+    let off_line = band_columns(band, width, rows, inner.src, true);
+    match (on_line < band, off_line < band) {
+        (true, _) => format!(
+            "{on_line} columns ({off_line} from a source off a cache line: the source rows are a multiple of 64 KiB apart)"
+        ),
+        (false, true) => format!(
+            "2 KiB ({off_line} columns from a source off a cache line: the source rows are a multiple of 32 KiB apart)"
+        ),
+        (false, false) => "2 KiB".to_owned(),
     }
 }
 
-/// A band's columns (source rows) lie a multiple of this many bytes apart in the source: then
-/// [`band_columns`] narrows the band.
-const ALIASED_STRIDE: u64 = 32 << 10;
+/// A band's columns (source rows) lie a multiple of this many bytes apart in a source whose
+/// runs straddle cache lines: then [`band_columns`] narrows the band to
+/// [`STRADDLING_BAND_BYTES`].
+const STRADDLING_STRIDE: u64 = 32 << 10;
 
-/// The columns of a narrowed band ([`band_columns`]).
-const ALIASED_BAND: u64 = 32;
+/// The same for a source whose runs start on a line, narrowed to [`ALIASED_BAND_BYTES`].
+const ALIASED_STRIDE: u64 = 64 << 10;
+
+/// A narrowed band's bytes of destination row ([`band_columns`]) from a source whose runs start
+/// on a cache line.
+const ALIASED_BAND_BYTES: u64 = 256;
+
+/// The same from a source whose runs straddle lines.
+const STRADDLING_BAND_BYTES: u64 = 128;
 
 /// A band reads at least this many bytes of each of its source rows for [`band_columns`] to
 /// narrow it.
 const ALIASED_ROW_BYTES: u64 = 4 << 10;
 
 /// The columns of a band of [`Order::Bands`] or [`Order::Fused`] (`band`, [`BAND_BYTES`] of
-/// destination row) that reads `row_bytes` of each column's source row, the rows `stride` bytes
-/// apart, each run starting off a cache line when `straddles` (a source 16 bytes past a line:
-/// a `Vec`, a numpy array): narrowed to [`ALIASED_BAND`] columns when the runs straddle lines,
-/// the rows are a nonzero multiple of 32 KiB apart and the band reads at least 4 KiB of each.
-/// Such a band's micro-tiles each leave the second line of every run for the next tile-row, and
-/// those lines, one per column, all fall in the same few cache sets; 512 of them do not stay.
-/// On the Zen 5 machine (issue 36, docs/relayout.md rule 10), `f32[8192,2048]{0,1}` →
-/// `{1,0}` from a source 16 bytes past a line: 17.6–19.4 ms per 2 runs in bands of 512
-/// columns, 14.5 ms in bands of 32 (memcpy 6.8); from a source on a line, 16.4–20.2 ms wide and
-/// 20.6–22.2 ms narrowed, so a source on a line keeps the 2 KiB. Rows 16 KiB apart lost
-/// narrowed (0.57× memcpy wide, 0.54–0.56 narrow), and so did parts of a few lines per row
-/// (the command line's, from a mapped file: 1.3× slower), hence the 4 KiB.
-pub(crate) fn band_columns(band: u64, row_bytes: u64, stride: i64, straddles: bool) -> u64 {
+/// destination row) of `width`-byte elements that reads `row_bytes` of each column's source
+/// row, the rows `stride` bytes apart, each run starting off a cache line when `straddles` (a
+/// source 16 bytes past a line: a `Vec`, a numpy array). When the band reads at least 4 KiB of
+/// each row, it narrows to 128 bytes of destination row (`f32`: 32 columns) if the runs
+/// straddle lines and the rows are a nonzero multiple of 32 KiB apart, and to 256 bytes (`f32`:
+/// 64 columns) if the runs start on lines and the rows are a multiple of 64 KiB apart. The lines
+/// such a band keeps in flight, one or two per column (a straddling micro-tile leaves the second
+/// line of every run for the next tile-row), all fall in the same few cache sets, and hundreds
+/// of them do not stay. On the Zen 5 machine (issue 36, docs/relayout.md rule 10), one thread,
+/// memcpy / xla-shape: `f32[8192,2048]{0,1}` → `{1,0}` (rows 32 KiB apart) from a source 16
+/// bytes past a line 0.31–0.36 in bands of 512 columns, 0.47–0.56 in 32;
+/// `f32[16384,4096]` (64 KiB) from a source on a line 0.21–0.22 in 512 columns, 0.43–0.46 in 64.
+/// From a source on a line with rows 32 KiB apart, 64 columns measured 0.37–0.47 against 0.36–0.41
+/// on 4 KiB pages but two threads on 2 MiB pages 5–10% slower, so those keep 2 KiB; rows 16 KiB
+/// apart lost narrowed (`f32[4096,4096]`: 0.57 wide, 0.43–0.50 in 128 to 256 columns), and so
+/// did parts of a few lines per row (the command line's, from a mapped file: 1.3× slower), hence
+/// the 4 KiB.
+pub(crate) fn band_columns(band: u64, width: u64, row_bytes: u64, stride: i64, straddles: bool) -> u64 {
+    let (every, bytes) =
+        if straddles { (STRADDLING_STRIDE, STRADDLING_BAND_BYTES) } else { (ALIASED_STRIDE, ALIASED_BAND_BYTES) };
     let stride = stride.unsigned_abs();
-    if straddles && stride != 0 && stride.checked_rem(ALIASED_STRIDE) == Some(0) && row_bytes >= ALIASED_ROW_BYTES {
-        band.min(ALIASED_BAND)
-    } else {
-        band
+    if stride == 0 || stride.checked_rem(every) != Some(0) || row_bytes < ALIASED_ROW_BYTES {
+        return band;
     }
+    band.min(bytes.checked_div(width).unwrap_or(band))
 }
 
 /// Whether a streamed transpose of elements of 2 bytes or more walks bands
