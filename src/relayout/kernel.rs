@@ -263,6 +263,12 @@ pub(crate) fn transpose<const N: usize>(
     }
 }
 
+/// The column after the last whole micro-tile of `m` columns from `j0` that ends by `end`: where
+/// a strip's whole tiles stop and its ragged columns start.
+fn whole_tiles_end(j0: u64, end: u64, m: u64) -> u64 {
+    j0.saturating_add(end.saturating_sub(j0).checked_div(m).unwrap_or(0).saturating_mul(m))
+}
+
 /// The destination-minor columns from `dst[d]` to the first cache-line boundary (0 when `d` is
 /// on one, or when the boundary falls inside an element). A destination 16 bytes past a line
 /// (where `malloc` and numpy put large buffers) would otherwise split every line a micro-tile
@@ -455,8 +461,7 @@ impl Walk<'_> {
         if inner.dst != to_i64(len_u64(N)) {
             return 0;
         }
-        let whole = j1.saturating_sub(j0).checked_div(m).unwrap_or(0).saturating_mul(m);
-        let ragged = j0.saturating_add(whole);
+        let ragged = whole_tiles_end(j0, j1, m);
         // Runs past a wrapped tile's seam are the next row's first columns.
         let delta = rows.src.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent)));
         let mut i: u64 = 0;
@@ -511,9 +516,7 @@ impl Walk<'_> {
             return 0;
         }
         // Whole micro-tiles; when rows wrap, those before the one that crosses a row's seam.
-        let end = j1.min(inner.extent.saturating_sub(self.wrap));
-        let whole = end.saturating_sub(j0).checked_div(m).unwrap_or(0).saturating_mul(m);
-        let ragged = j0.saturating_add(whole);
+        let ragged = whole_tiles_end(j0, j1.min(inner.extent.saturating_sub(self.wrap)), m);
         let mut lines = [0i64; LINE];
         let mut i: u64 = 0;
         while i.checked_add(m).is_some_and(|end| end <= total) {
