@@ -378,7 +378,8 @@ impl Walk<'_> {
             while j0 < inner {
                 let j1 = inner.min(if j0 < lead { lead } else { j0.saturating_add(width) });
                 let mut i = 0;
-                if after.is_empty() && self.short == Short::Neither {
+                // The strips store whole destination lines: the innermost axis must be contiguous there.
+                if after.is_empty() && self.short == Short::Neither && self.pair.1.dst == to_i64(len_u64(N)) {
                     i = match self.fused {
                         None if stepped => self.strip::<N>(dst, (s, d), axis, total, (j0, j1)),
                         Some(outside) if !stepped => self.fused_strip::<N>(dst, (s, d), outside, total, (j0, j1)),
@@ -444,7 +445,8 @@ impl Walk<'_> {
     /// ragged end of rows or columns).
     /// Each tile's runs and lines are addressed from the band's offsets and moved in registers
     /// straight into whole destination lines ([`Width::whole`]), without [`micro_tile`]'s
-    /// general cases. Returns the first row it left.
+    /// general cases. The caller has checked that the innermost axis is contiguous in the
+    /// destination. Returns the first row it left.
     fn strip<const N: usize>(
         &self,
         dst: &mut [u8],
@@ -458,9 +460,6 @@ impl Walk<'_> {
     {
         let m = <Bytes<N> as Width>::M as u64;
         let inner = self.pair.1;
-        if inner.dst != to_i64(len_u64(N)) {
-            return 0;
-        }
         let ragged = whole_tiles_end(j0, j1, m);
         // Runs past a wrapped tile's seam are the next row's first columns.
         let delta = rows.src.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent)));
@@ -512,9 +511,6 @@ impl Walk<'_> {
     {
         let m = <Bytes<N> as Width>::M as u64;
         let (minor, inner) = self.pair;
-        if inner.dst != to_i64(len_u64(N)) {
-            return 0;
-        }
         // Whole micro-tiles; when rows wrap, those before the one that crosses a row's seam.
         let ragged = whole_tiles_end(j0, j1.min(inner.extent.saturating_sub(self.wrap)), m);
         let mut lines = [0i64; LINE];
