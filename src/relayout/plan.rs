@@ -481,11 +481,11 @@ const ALIASED_ROW_BYTES: u64 = 4 << 10;
 /// line of every run for the next tile-row), all fall in the same few cache sets, and hundreds
 /// of them do not stay. On the Zen 5 machine (issue 36, docs/relayout.md rule 10), one thread,
 /// memcpy / xla-shape: `f32[8192,2048]{0,1}` → `{1,0}` (rows 32 KiB apart) from a source 16
-/// bytes past a line 0.31–0.36 in bands of 512 columns, 0.47–0.56 in 32;
+/// bytes past a line 0.30–0.36 in bands of 512 columns, 0.47–0.49 in 32 (medians of three runs);
 /// `f32[16384,4096]` (64 KiB) from a source on a line 0.21–0.22 in 512 columns, 0.43–0.46 in 64.
 /// From a source on a line with rows 32 KiB apart, 64 columns measured 0.37–0.47 against 0.36–0.41
 /// on 4 KiB pages but two threads on 2 MiB pages 5–10% slower, so those keep 2 KiB; rows 16 KiB
-/// apart lost narrowed (`f32[4096,4096]`: 0.57 wide, 0.43–0.50 in 128 to 256 columns), and so
+/// apart lost narrowed (`f32[4096,4096]` on a line: 0.56–0.60 wide, 0.43–0.50 in 128 to 256 columns), and so
 /// did parts of a few lines per row (the command line's, from a mapped file: 1.3× slower), hence
 /// the 4 KiB.
 pub(crate) fn band_columns(band: u64, width: u64, row_bytes: u64, stride: i64, straddles: bool) -> u64 {
