@@ -6,7 +6,7 @@
 //! is inside its buffer.
 
 use super::lines::Lines;
-use super::plan::{Axis, BAND_BYTES, Order, Stores, asks_ahead, band_columns, short_run};
+use super::plan::{Axis, Order, Stores, asks_ahead, band_columns, band_width, short_run};
 use super::stream::{self, LINE};
 use super::tile::{self, ZERO_LINE};
 use crate::memory::extent::{len_u64, to_i64};
@@ -239,7 +239,7 @@ pub(crate) fn transpose<const N: usize>(
     let Some((&inner, outer)) = axes.split_last() else { return };
     let Some(&minor) = outer.get(src_minor) else { return };
     let band = match order {
-        Order::Bands | Order::Fused => BAND_BYTES.checked_div(N as u64).unwrap_or(1),
+        Order::Bands | Order::Fused => band_width(N as u64),
         Order::SourceRuns => 1,
     };
     // The fused axis, while it still continues the source-minor one (a part of the box,

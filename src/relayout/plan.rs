@@ -89,7 +89,7 @@ pub(crate) enum Unit {
 /// The order in which a transpose visits its micro-tiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Order {
-    /// Bands of destination-minor columns (2 KiB of destination row), the source-minor axis
+    /// Bands of destination-minor columns ([`BAND_COLUMNS`]), the source-minor axis
     /// stepping by tiles inside each: the destination is written as forward streams.
     Bands,
     /// Streaming stores only: `src_minor` is the last of the outer axes and the bands are one
@@ -175,13 +175,12 @@ impl Strategy {
                         Kernel::Rows => "rows: the innermost axis copied as one run".to_owned(),
                         Kernel::Transpose { src_minor, order: Order::Bands } => format!(
                             "transpose of axis {src_minor} (source-minor) and the innermost axis, 64-byte micro-tiles \
-                             in bands of {} of destination row",
+                             in bands of {}",
                             band_text(block, src_minor, None)
                         ),
                         Kernel::Transpose { src_minor, order: Order::Fused } => format!(
                             "transpose of axes {} and {src_minor} (fused: together contiguous in the source, \
-                             the micro-tile's rows) and the innermost axis, 64-byte micro-tiles in bands of {} \
-                             of destination row",
+                             the micro-tile's rows) and the innermost axis, 64-byte micro-tiles in bands of {}",
                             src_minor.wrapping_sub(1),
                             band_text(block, src_minor, src_minor.checked_sub(1))
                         ),
@@ -422,32 +421,55 @@ fn whole_tiles(axes: &[Axis], src_minor: usize, width: i64) -> bool {
     long(axes.get(src_minor)) && long(axes.last())
 }
 
-/// Destination-minor columns per band of a transpose ([`Order::Bands`], `kernel.rs`): 2 KiB of
-/// destination row, so the source rows a band reads (one page each with 4 KiB pages) stay
-/// within the second-level TLB. Narrowed by [`band_columns`].
-pub(crate) const BAND_BYTES: u64 = 2048;
+/// Destination-minor columns per band of a transpose ([`Order::Bands`], `kernel.rs`) of
+/// `width`-byte elements: 512, at most 2 KiB of destination row. Each column is a source row the
+/// band reads (one page each with 4 KiB pages, so they stay within the second-level TLB). Measured
+/// on the project's Zen 5 machine (issue 36, docs/relayout.md rule 10, one thread, memcpy /
+/// xla-shape): `f32` fastest in 2 KiB (512 columns); `u8[8192,8192]` 0.21–0.25 in its source
+/// order (which it kept while bands were 2 KiB: 2048 columns, 1.4× slower still) and 0.28–0.37 in
+/// 512 bytes; `bf16[4096,8192]` on `Vec`s 0.27–0.31 in 2 KiB and 0.34–0.39 in 1 KiB (on pages
+/// within the spread); `u64` in 4 KiB (512 columns) up to 1.4× slower than in 2 KiB. Narrowed by
+/// [`band_columns`].
+pub(crate) const fn band_width(width: u64) -> u64 {
+    match BAND_BYTES.checked_div(width) {
+        Some(columns) if columns < BAND_COLUMNS => columns,
+        _ => BAND_COLUMNS,
+    }
+}
+
+/// The most columns of a band ([`band_width`]).
+const BAND_COLUMNS: u64 = 512;
+
+/// The most bytes of destination row of a band ([`band_width`]).
+const BAND_BYTES: u64 = 2048;
 
 /// What `--explain` says of a band of the transpose `block` (axes in bytes) with the source-minor
-/// axis `src_minor` (and the fused axis outside it): 2 KiB, and the narrowed columns of
-/// [`band_columns`] when the whole box's rows call for them (on a source on a line and off one).
+/// axis `src_minor` (and the fused axis outside it): its [`band_width`] and bytes, and the
+/// narrowed columns of [`band_columns`] when the whole box's rows call for them (on a source on
+/// a line and off one).
 fn band_text(block: &Block, src_minor: usize, fused: Option<usize>) -> String {
     let (Some(minor), Some(inner)) = (block.axes.get(src_minor), block.axes.last()) else {
-        return "2 KiB".to_owned();
+        return format!("{BAND_COLUMNS} columns");
     };
     let outside = fused.and_then(|f| block.axes.get(f)).map_or(1, |a| a.extent);
     let width = inner.dst.unsigned_abs();
-    let band = BAND_BYTES.checked_div(width).unwrap_or(1);
+    let band = band_width(width);
     let rows = minor.extent.saturating_mul(outside).saturating_mul(width);
     let on_line = band_columns(band, width, rows, inner.src, false);
     let off_line = band_columns(band, width, rows, inner.src, true);
+    let bytes = |columns: u64| columns.saturating_mul(width);
     match (on_line < band, off_line < band) {
         (true, _) => format!(
-            "{on_line} columns ({off_line} from a source off a cache line: the source rows are a multiple of 64 KiB apart)"
+            "{} bytes of destination row ({} from a source off a cache line: the source rows are a multiple of 64 KiB apart)",
+            bytes(on_line),
+            bytes(off_line)
         ),
         (false, true) => format!(
-            "2 KiB ({off_line} columns from a source off a cache line: the source rows are a multiple of 32 KiB apart)"
+            "{} bytes of destination row ({} from a source off a cache line: the source rows are a multiple of 32 KiB apart)",
+            bytes(band),
+            bytes(off_line)
         ),
-        (false, false) => "2 KiB".to_owned(),
+        (false, false) => format!("{} bytes of destination row", bytes(band)),
     }
 }
 
@@ -470,8 +492,8 @@ const STRADDLING_BAND_BYTES: u64 = 128;
 /// narrow it.
 const ALIASED_ROW_BYTES: u64 = 4 << 10;
 
-/// The columns of a band of [`Order::Bands`] or [`Order::Fused`] (`band`, [`BAND_BYTES`] of
-/// destination row) of `width`-byte elements that reads `row_bytes` of each column's source
+/// The columns of a band of [`Order::Bands`] or [`Order::Fused`] (`band`, [`band_width`])
+/// of `width`-byte elements that reads `row_bytes` of each column's source
 /// row, the rows `stride` bytes apart, each run starting off a cache line when `straddles` (a
 /// source 16 bytes past a line: a `Vec`, a numpy array). When the band reads at least 4 KiB of
 /// each row, it narrows to 128 bytes of destination row (`f32`: 32 columns) if the runs
@@ -498,22 +520,15 @@ pub(crate) fn band_columns(band: u64, width: u64, row_bytes: u64, stride: i64, s
     band.min(bytes.checked_div(width).unwrap_or(band))
 }
 
-/// Whether a streamed transpose of elements of 2 bytes or more walks bands
-/// ([`Order::Bands`]) rather than its source in order: when its destination rows (the
-/// innermost axis) hold a whole band ([`BAND_BYTES`], 2 KiB), each
-/// tile-row of a band then writes 2 KiB runs of 8–32 destination rows where the source order
-/// writes one line to each of thousands. Measured on the project's Zen 5 machine (issue 36,
-/// docs/relayout.md): t2d, r3, the bf16 and u64 transposes 1.1–1.7× faster; NCHW → NHWC (rows
-/// of 256 bytes) and `u8` (whose micro-tile already reads 64 source rows) slower, so they keep
-/// the source order.
+/// Whether a streamed transpose walks bands ([`Order::Bands`]) rather than its source in order:
+/// when its destination rows (the innermost axis) hold a whole band ([`band_width`]), each
+/// tile-row of a band then writes runs of 512 bytes to 2 KiB to 8–64 destination rows where the
+/// source order writes one line to each of thousands. Measured on the project's Zen 5 machine
+/// (issue 36, docs/relayout.md): t2d, r3, the bf16 and u64 transposes 1.1–1.7× faster, `u8`
+/// 1.2–1.3× (in bands of 2 KiB it was slower than in the source order); NCHW → NHWC (rows of
+/// 64 `f32`) keeps the source order.
 fn long_rows(axes: &[Axis], width: i64) -> bool {
-    let band = i64::try_from(BAND_BYTES).unwrap_or(i64::MAX);
-    width >= 2
-        && axes
-            .last()
-            .and_then(|inner| i64::try_from(inner.extent).ok())
-            .and_then(|extent| extent.checked_mul(width))
-            .is_some_and(|bytes| bytes >= band)
+    axes.last().is_some_and(|inner| inner.extent >= band_width(width.unsigned_abs()))
 }
 
 /// Whether a transpose (de)interleaves: the source-minor axis is shorter than a micro-tile and

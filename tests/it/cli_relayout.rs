@@ -255,7 +255,7 @@ fn explain_shows_the_plan() {
         out,
         "1 box(es); whole elements of 4 bytes, strides in bytes; streaming stores\n\
          box 0 at source 0, destination 0: axes 4096×(4, 16384) 4096×(16384, 4); transpose of axis 0 \
-         (source-minor) and the innermost axis, 64-byte micro-tiles in bands of 2 KiB of destination row\n"
+         (source-minor) and the innermost axis, 64-byte micro-tiles in bands of 2048 bytes of destination row\n"
     );
     // Destination rows shorter than a band (NCHW -> NHWC's 64 channels): the source in order.
     let (status, out, _) = run(&["--explain", "f32[16,64,128,128]{3,2,1,0}", "f32[16,64,128,128]{1,3,2,0}"], b"");

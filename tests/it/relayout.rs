@@ -364,10 +364,11 @@ fn line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Ve
     })
 }
 
-/// 2-D transposes whose destination rows hold a whole band (2 KiB or more, 32–40 lines): with
-/// streaming stores those of 2-byte elements and wider walk bands of destination rows
-/// (`plan::long_rows`), the others the source in order; both through the whole-tile strip
-/// (`Walk::strip`), its wrapped seams and its ragged last tile-row.
+/// 2-D transposes whose destination rows are 4–12 lines or 32–40: with streaming stores those
+/// that hold a whole band (`plan::band_width`: 512 columns, at most 2 KiB; every width at 32
+/// lines, `u8` from 8) walk bands of destination rows (`plan::long_rows`), the others the source
+/// in order; both through the whole-tile strip (`Walk::strip`), its wrapped seams and its ragged
+/// last tile-row.
 fn long_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
     let types = prop_oneof![
         Just(PrimitiveType::U8),
@@ -375,7 +376,7 @@ fn long_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Sid
         Just(PrimitiveType::F32),
         Just(PrimitiveType::F64),
     ];
-    (types, 32i64..=40, 1i64..=40).prop_flat_map(|(t, lines, rows)| {
+    (types, prop_oneof![4i64..=12, 32i64..=40], 1i64..=40).prop_flat_map(|(t, lines, rows)| {
         let line = 64 / i64::from(t.byte_width().unwrap());
         layouts_and_input(t, &[rows, line * lines], &[0, 1], &[1, 0])
     })
@@ -659,7 +660,8 @@ proptest! {
         at_offset_whole_and_in_parts(case, offsets, &cuts)?;
     }
 
-    /// The same for destination rows of a whole band or more (the bands' walk, issue 36).
+    /// The same for destination rows of 4–12 lines or 32–40: the bands' walk (issue 36) and the
+    /// source order on either side of a band's width.
     #[test]
     fn long_destination_rows_at_any_offset_match_the_reference(
         case in long_line_rows(),
