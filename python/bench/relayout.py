@@ -1,12 +1,14 @@
 """The package's relayout against the kernel it calls, numpy and JAX, in one run.
 
     target/py-venv/bin/python python/bench/relayout.py [--rounds 7] [--sizes 64,1024]
-        [--cases f32,tpu,int4] [--threads N] [--json F] [--quick]
+        [--cases f32,narrow,tpu,int4] [--threads N] [--json F] [--quick]
     target/py-venv/bin/python python/bench/relayout.py --summary F
 
-Cases, by ``--cases`` group (default all three):
+Cases, by ``--cases`` group (default all four):
 
 * ``f32`` (issue 30): an f32 transpose of each ``--sizes`` MiB (row-major -> column-major);
+* ``narrow`` (issue 36, the ``t2d_u8`` and ``t2d_bf16`` cases of ``RELAYOUT_CASES=users``), 64 MiB:
+  the transposes of a ``uint8[8192,8192]`` and an ``ml_dtypes.bfloat16[4096,8192]`` array;
 * ``tpu`` (issue 36, the TPU tiles of ``benches/relayout.rs``'s ``RELAYOUT_CASES=users``), 64 MiB:
   bf16 row-major -> ``T(8,128)(2,1)`` and back, ``T(8,128)(2,1)`` -> ``T(16,128)(2,1)``, the tiled
   transpose ``{1,0}`` -> ``{0,1:T(8,128)(2,1)}``, f32 row-major -> ``T(8,128)`` and back;
@@ -95,7 +97,7 @@ import xla_shape as xs
 QUICK = False
 
 #: The ``--cases`` groups.
-GROUPS = ("f32", "tpu", "int4")
+GROUPS = ("f32", "narrow", "tpu", "int4")
 
 #: A JAX contender: what it makes (the output's bytes, to check) and one timed run of it.
 Jax = tuple[Callable[[], np.ndarray], Callable[[], float]]
@@ -311,6 +313,31 @@ def f32_cases(args: argparse.Namespace, rng: np.random.Generator) -> list[dict[s
     return rows
 
 
+def narrow_cases(args: argparse.Namespace, rng: np.random.Generator) -> list[dict[str, Any]]:
+    """The transposes of narrow elements, 64 MiB each: ``u8`` and ``bf16`` (the element of most
+    JAX weights), row-major -> column-major, against numpy's and ``jax.device_put``'s."""
+    arrays = (
+        ("u8", rng.integers(0, 256, (8192, 8192), dtype=np.uint8)),
+        ("bf16", rng.standard_normal((4096, 8192), dtype=np.float32).astype(ml_dtypes.bfloat16)),
+    )
+    rows = []
+    for t, a in arrays:
+        r, c = a.shape
+        rows.append(
+            case(
+                f"{t} transpose 64 MiB",
+                a,
+                f"{t}[{r},{c}]{{1,0}}",
+                f"{t}[{r},{c}]{{0,1}}",
+                args.rounds,
+                lambda x: np.ascontiguousarray(x.T),
+                jax_format(a, (1, 0)),
+                args.threads,
+            )
+        )
+    return rows
+
+
 def tpu_cases(args: argparse.Namespace, rng: np.random.Generator) -> list[dict[str, Any]]:
     """The TPU tiles of ``RELAYOUT_CASES=users``, 64 MiB each; every source a numpy array as
     numpy allocates it (the tiled ones copied out of the package's output into one)."""
@@ -519,7 +546,7 @@ def main() -> None:
     global QUICK
     QUICK = args.quick
     rng = np.random.default_rng(0)
-    makers = {"f32": f32_cases, "tpu": tpu_cases, "int4": int4_cases}
+    makers = {"f32": f32_cases, "narrow": narrow_cases, "tpu": tpu_cases, "int4": int4_cases}
     rows = [row for group in GROUPS if group in groups for row in makers[group](args, rng)]
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     threads = args.threads or f"default ({os.cpu_count()})"
