@@ -89,7 +89,7 @@ pub(crate) enum Unit {
 /// The order in which a transpose visits its micro-tiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Order {
-    /// Bands of destination-minor columns ([`BAND_COLUMNS`]), the source-minor axis
+    /// Bands of destination-minor columns ([`band_width`]), the source-minor axis
     /// stepping by tiles inside each: the destination is written as forward streams.
     Bands,
     /// Streaming stores only: `src_minor` is the last of the outer axes and the bands are one
@@ -522,8 +522,8 @@ pub(crate) fn band_columns(band: u64, width: u64, row_bytes: u64, stride: i64, s
 
 /// Whether a streamed transpose walks bands ([`Order::Bands`]) rather than its source in order:
 /// when its destination rows (the innermost axis) hold a whole band ([`band_width`]), each
-/// tile-row of a band then writes runs of 512 bytes to 2 KiB to 8–64 destination rows where the
-/// source order writes one line to each of thousands. Measured on the project's Zen 5 machine
+/// tile-row of a band then writes a run of the band's 512 bytes to 2 KiB into each of 8–64
+/// destination rows, where the source order writes one line to each of thousands. Measured on the project's Zen 5 machine
 /// (issue 36, docs/relayout.md): t2d, r3, the bf16 and u64 transposes 1.1–1.7× faster, `u8`
 /// 1.2–1.3× (in bands of 2 KiB it was slower than in the source order); NCHW → NHWC (rows of
 /// 64 `f32`) keeps the source order.
