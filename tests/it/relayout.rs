@@ -1001,3 +1001,25 @@ fn a_packed_transpose_is_not_a_pack() {
     // Row-major nibbles 0..8 → column-major: (0,0) (1,0) (2,0) (3,0) (0,1) …
     assert_eq!(back.run_to_vec(&[0x10, 0x32, 0x54, 0x76]).unwrap(), [0x20, 0x64, 0x31, 0x75]);
 }
+
+/// A transpose's band is 512 destination-minor columns, at most 2 KiB of destination row
+/// (`plan::band_width`, docs/relayout.md rule 10): 512 bytes of `u8`, 1 KiB of `bf16`, 2 KiB of
+/// `f32` and of `u64` (256 columns), 2 KiB of `c128` (128); and a streamed `u8` transpose whose
+/// destination rows hold a band walks bands, where one whose rows are shorter walks its source.
+#[test]
+fn bands_are_512_columns_at_most_2_kib() {
+    for (t, bytes) in [("u8", 512), ("bf16", 1024), ("f32", 2048), ("u64", 2048), ("c128", 2048)] {
+        let (a, b) = (shape(&format!("{t}[640,640]{{0,1}}")), shape(&format!("{t}[640,640]{{1,0}}")));
+        let plan = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap();
+        let explained = plan.explain();
+        assert!(explained.contains(&format!("in bands of {bytes} bytes of destination row")), "{t}: {explained}");
+    }
+    let streamed = |dims: &str| {
+        let (a, b) = (shape(&format!("u8[{dims}]{{0,1}}")), shape(&format!("u8[{dims}]{{1,0}}")));
+        RelayoutPlan::with_stores(a.as_array().unwrap(), b.as_array().unwrap(), StorePolicy::Streaming)
+            .unwrap()
+            .explain()
+    };
+    assert!(streamed("64,512").contains("in bands of 512 bytes"), "{}", streamed("64,512"));
+    assert!(streamed("64,448").contains("in source order"), "{}", streamed("64,448"));
+}
