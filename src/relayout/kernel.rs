@@ -263,6 +263,16 @@ pub(crate) fn transpose<const N: usize>(
     }
 }
 
+/// The destination offsets of the fused rows `first ..` ([`Order::Fused`]), one per entry of
+/// `offsets`: row `r` is element `r mod e` of the source-minor axis `minor` (extent `e`) and
+/// `r div e` of the axis `outside` it.
+fn fused_offsets(first: u64, (minor, outside): (Axis, Axis), offsets: &mut [i64]) {
+    for (r, offset) in (first..).zip(offsets) {
+        let (outer, within) = (r.checked_div(minor.extent).unwrap_or(0), r.checked_rem(minor.extent).unwrap_or(0));
+        *offset = step(step(0, outer, outside.dst), within, minor.dst);
+    }
+}
+
 /// The column after the last whole micro-tile of `m` columns from `j0` that ends by `end`: where
 /// a strip's whole tiles stop and its ragged columns start.
 fn whole_tiles_end(j0: u64, end: u64, m: u64) -> u64 {
@@ -513,24 +523,21 @@ impl Walk<'_> {
         let (minor, inner) = self.pair;
         // Whole micro-tiles; when rows wrap, those before the one that crosses a row's seam.
         let ragged = whole_tiles_end(j0, j1.min(inner.extent.saturating_sub(self.wrap)), m);
+        // The tile-row's lines' destination offsets (the first `M` entries).
         let mut lines = [0i64; LINE];
         let mut i: u64 = 0;
         while i.checked_add(m).is_some_and(|end| end <= total) {
-            for (r, line) in (i..).zip(lines.iter_mut().take(<Bytes<N> as Width>::M)) {
-                let (outer, within) =
-                    (r.checked_div(minor.extent).unwrap_or(0), r.checked_rem(minor.extent).unwrap_or(0));
-                *line = step(step(d, outer, outside.dst), within, minor.dst);
-                // A group's first row: its first `wrap` columns, which no wrapped tile stores
-                // (`tiles` does it when no whole tile is left here).
-                if self.wrap > 0 && j0 == 0 && ragged > j0 && within == 0 {
-                    self.head::<N>(dst, step(s, r, minor.src), *line);
-                }
-            }
+            let rows = lines.get_mut(..<Bytes<N> as Width>::M).unwrap_or_default();
+            fused_offsets(i, (minor, outside), rows);
             let si = step(s, i, minor.src);
+            // `tiles` starts the groups itself when no whole tile is left here.
+            if self.wrap > 0 && j0 == 0 && ragged > j0 {
+                self.group_heads::<N>(dst, (si, d), i, rows);
+            }
             let mut column = j0;
             while column < ragged {
                 let shifted = column.saturating_add(self.wrap);
-                let (from, to) = (step(si, shifted, inner.src), step(0, shifted, inner.dst));
+                let (from, to) = (step(si, shifted, inner.src), step(d, shifted, inner.dst));
                 let runs = <Bytes<N> as Width>::runs(|r| {
                     at(step(from, len_u64(r), inner.src)).and_then(|f| src_line(self.src, f)).unwrap_or(&ZERO_LINE)
                 });
@@ -596,23 +603,28 @@ impl Walk<'_> {
         };
         // Each fused row's destination offset, once for the band.
         let mut offsets = [0i64; LINE];
-        for (r, offset) in (first..).zip(offsets.iter_mut().take(height)) {
-            let (outer, within) = (r.checked_div(minor.extent).unwrap_or(0), r.checked_rem(minor.extent).unwrap_or(0));
-            *offset = step(step(0, outer, outside.dst), within, minor.dst);
-        }
-        let listed = Listed(offsets.get(..height).unwrap_or_default());
-        // Fused rows follow each other `e` at a time (the source-minor axis's extent): a
-        // wrapping walk starts each group's first row on its own and cuts its last.
+        let offsets = offsets.get_mut(..height).unwrap_or_default();
+        fused_offsets(first, (minor, outside), offsets);
+        // A wrapping walk starts each group's first row on its own, and cuts its last.
         if self.wrap > 0 && j0 == 0 {
-            for (r, offset) in (first..).zip(offsets.iter().take(height)) {
-                if r.checked_rem(minor.extent) == Some(0) {
-                    let i = r.wrapping_sub(first);
-                    self.head::<N>(dst, step(s, i, minor.src), d.wrapping_add(*offset));
-                }
-            }
+            self.group_heads::<N>(dst, (s, d), first, offsets);
         }
+        let listed = Listed(offsets);
         let wrap = Wrap { shift: self.wrap, next_row: minor.src, last, group: (minor.extent, first) };
         row_of_tiles::<N>(src, dst, (s, d), (minor, inner), (height, listed), (j0, j1, wrap), stores);
+    }
+
+    /// The first [`wrap`](Walk::wrap) columns of every group's first row among the fused rows
+    /// `first ..` (their destination offsets `offsets`, from [`fused_offsets`]; the first at source
+    /// offset `s`): fused rows follow each other `e` at a time (the source-minor axis's extent),
+    /// and no wrapped micro-tile stores a group's first columns.
+    fn group_heads<const N: usize>(&self, dst: &mut [u8], (s, d): (i64, i64), first: u64, offsets: &[i64]) {
+        let minor = self.pair.0;
+        for ((k, r), offset) in (0u64..).zip(first..).zip(offsets) {
+            if r.checked_rem(minor.extent) == Some(0) {
+                self.head::<N>(dst, step(s, k, minor.src), d.wrapping_add(*offset));
+            }
+        }
     }
 
     /// A wrapping walk's first row's first [`wrap`](Walk::wrap) columns, element by element:
