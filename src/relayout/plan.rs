@@ -458,19 +458,17 @@ fn band_text(block: &Block, src_minor: usize, fused: Option<usize>) -> String {
     let on_line = band_columns(band, width, rows, inner.src, false);
     let off_line = band_columns(band, width, rows, inner.src, true);
     let bytes = |columns: u64| columns.saturating_mul(width);
-    match (on_line < band, off_line < band) {
-        (true, _) => format!(
-            "{} bytes of destination row ({} from a source off a cache line: the source rows are a multiple of 64 KiB apart)",
-            bytes(on_line),
-            bytes(off_line)
-        ),
-        (false, true) => format!(
-            "{} bytes of destination row ({} from a source off a cache line: the source rows are a multiple of 32 KiB apart)",
-            bytes(band),
-            bytes(off_line)
-        ),
-        (false, false) => format!("{} bytes of destination row", bytes(band)),
+    if off_line == band {
+        // Narrowed off a line whenever on one (its stride divides the aliased one).
+        return format!("{} bytes of destination row", bytes(band));
     }
+    let every = if on_line < band { ALIASED_STRIDE } else { STRADDLING_STRIDE };
+    format!(
+        "{} bytes of destination row ({} from a source off a cache line: the source rows are a multiple of {} KiB apart)",
+        bytes(on_line),
+        bytes(off_line),
+        every >> 10
+    )
 }
 
 /// A band's columns (source rows) lie a multiple of this many bytes apart in a source whose
