@@ -183,6 +183,19 @@ impl Sink<'_> {
         }
     }
 
+    /// Whether the output takes bytes at offsets ([`OutFile::positioned`]).
+    pub fn positioned(&self) -> bool {
+        matches!(self, Self::File(file) if file.positioned())
+    }
+
+    /// Writes `bytes` at byte `offset` of a [`positioned`](Self::positioned) output.
+    pub fn write_at(&mut self, offset: u64, bytes: &[u8]) -> Result<(), Failure> {
+        match self {
+            Self::Stdout(_) => Err(Failure::invalid("cannot write the output: standard output is written in order")),
+            Self::File(file) => file.write_at(offset, bytes),
+        }
+    }
+
     /// Announces the output's length (`OutFile::reserve`; nothing for standard output).
     pub fn reserve(&mut self, len: u64) -> Result<(), Failure> {
         match self {

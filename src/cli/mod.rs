@@ -27,6 +27,7 @@
 //! ```
 
 mod args;
+mod blocks;
 mod cmd;
 mod data;
 mod fail;

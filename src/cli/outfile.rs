@@ -113,6 +113,8 @@ pub struct OutFile {
     shown: PathBuf,
     /// The length announced by [`OutFile::reserve`], checked by [`OutFile::finish`].
     reserved: Option<u64>,
+    /// The bytes written so far, in order or at offsets.
+    written: u64,
 }
 
 #[derive(Debug)]
@@ -149,7 +151,7 @@ impl OutFile {
                 To::Temp { temp, target: resolved }
             }
         };
-        Ok(Self { to, shown: target.to_path_buf(), reserved: None })
+        Ok(Self { to, shown: target.to_path_buf(), reserved: None, written: 0 })
     }
 
     fn file(&mut self) -> &mut File {
@@ -190,7 +192,42 @@ impl OutFile {
     ///
     /// `cannot write TARGET: …`.
     pub fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), Failure> {
-        write_chunked(self.file(), bytes).map_err(|e| self.failure(&e))
+        write_chunked(self.file(), bytes).map_err(|e| self.failure(&e))?;
+        self.count(bytes.len());
+        Ok(())
+    }
+
+    fn count(&mut self, len: usize) {
+        self.written = self.written.saturating_add(u64::try_from(len).unwrap_or(u64::MAX));
+    }
+
+    /// Whether [`OutFile::write_at`] can place bytes anywhere: a temporary regular file (Unix),
+    /// not a device or FIFO written in place.
+    pub fn positioned(&self) -> bool {
+        cfg!(unix) && matches!(self.to, To::Temp { .. })
+    }
+
+    /// Writes `bytes` at byte `offset` of the file (`pwrite`, at most [`WRITE_BYTES`] in one
+    /// call), without moving the position the in-order writes continue from. The callers write
+    /// each byte once, so that [`OutFile::finish`] can check the count against the reservation.
+    ///
+    /// # Errors
+    ///
+    /// `cannot write TARGET: …`, and an error when the output is not [`positioned`](Self::positioned).
+    pub fn write_at(&mut self, offset: u64, bytes: &[u8]) -> Result<(), Failure> {
+        #[cfg(unix)]
+        if let To::Temp { temp, .. } = &self.to {
+            use std::os::unix::fs::FileExt;
+            let mut at = offset;
+            for chunk in bytes.chunks(WRITE_BYTES) {
+                temp.file().write_all_at(chunk, at).map_err(|e| self.failure(&e))?;
+                at = at.saturating_add(u64::try_from(chunk.len()).unwrap_or(u64::MAX));
+            }
+            self.count(bytes.len());
+            return Ok(());
+        }
+        let _ = (offset, bytes);
+        Err(self.failure(&io::Error::other("this output is written in order only")))
     }
 
     /// Copies the next `len` bytes from `input` at byte `offset` (`copy_file_range` where the
@@ -205,6 +242,7 @@ impl OutFile {
         let mut reader = input;
         reader.seek(io::SeekFrom::Start(offset)).map_err(|e| Failure::invalid(format!("cannot read {name}: {e}")))?;
         let copied = io::copy(&mut reader.take(len), self.file()).map_err(|e| self.failure(&e))?;
+        self.written = self.written.saturating_add(copied);
         if copied == len { Ok(()) } else { Err(Failure::invalid(format!("{name} shrank while being read"))) }
     }
 
@@ -224,7 +262,7 @@ impl OutFile {
         name: impl Fn() -> String,
     ) -> Result<(), Failure> {
         let mut batch: Vec<IoSlice<'a>> = Vec::with_capacity(MAX_SLICES);
-        let mut held = 0usize;
+        let (mut held, mut total) = (0usize, 0usize);
         let mut result = Ok(());
         for piece in slices.into_iter().flat_map(|slice| slice.chunks(WRITE_BYTES)) {
             if held.saturating_add(piece.len()) > WRITE_BYTES || batch.len() == MAX_SLICES {
@@ -237,9 +275,13 @@ impl OutFile {
             }
             batch.push(IoSlice::new(piece));
             held = held.saturating_add(piece.len());
+            total = total.saturating_add(piece.len());
         }
         if result.is_ok() {
             result = write_all_vectored(self.file(), &mut batch);
+        }
+        if result.is_ok() {
+            self.count(total);
         }
         result.map_err(|e| {
             if is_fault(&e) {
@@ -259,7 +301,7 @@ impl OutFile {
         self.file().flush().map_err(|e| self.failure(&e))?;
         if let Some(len) = self.reserved {
             // Fewer bytes than announced would end in the preallocated zeros.
-            let at = self.file().stream_position().map_err(|e| self.failure(&e))?;
+            let at = self.written;
             if at != len {
                 return Err(self.failure(&io::Error::other(format!("{at} bytes written of the {len} announced"))));
             }
@@ -276,7 +318,9 @@ impl OutFile {
 
 impl Write for OutFile {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.file().write(bytes)
+        let n = self.file().write(bytes)?;
+        self.count(n);
+        Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -12,10 +12,14 @@ use crate::relayout::LineBuffer;
 /// What computes the bytes `range` of the destination into a buffer of `range.len()` bytes.
 pub type Compute<'a> = dyn Fn(&mut [u8], Range<usize>) -> Result<(), Failure> + Sync + 'a;
 
-/// Produces the `total` bytes of a destination in parts of at most `part` bytes, in two
-/// buffers: a second thread computes the next part into one while this thread writes the other
-/// (`write` gets the parts in order). Memory: two parts. The first failure on either side stops
-/// both.
+/// What computes part `k` into a buffer of that part's length.
+pub type ComputePart<'a> = dyn Fn(&mut [u8], usize) -> Result<(), Failure> + Sync + 'a;
+
+/// What writes part `k`'s bytes.
+pub type WritePart<'a> = dyn FnMut(&[u8], usize) -> Result<(), Failure> + 'a;
+
+/// Produces the `total` bytes of a destination in parts of at most `part` bytes, in order (see
+/// [`produce_parts`]).
 pub fn produce(
     total: usize,
     part: usize,
@@ -26,37 +30,55 @@ pub fn produce(
         return Ok(());
     }
     let part = part.min(total).max(1);
+    let range = |k: usize| {
+        let start = k.saturating_mul(part);
+        start..total.min(start.saturating_add(part))
+    };
+    produce_parts(total.div_ceil(part), part, &|k| range(k).len(), &|buf, k| compute(buf, range(k)), &mut |bytes, _| {
+        write(bytes)
+    })
+}
+
+/// Produces `count` parts, part `k` of `len(k)` bytes (at most `max`), in two buffers: a second
+/// thread computes the next part into one while this thread writes the other (`write` gets the
+/// parts in order, with their numbers). Memory: two buffers of `max` bytes (one when there is
+/// one part). The first failure on either side stops both.
+pub fn produce_parts(
+    count: usize,
+    max: usize,
+    len: &(dyn Fn(usize) -> usize + Sync),
+    compute: &ComputePart<'_>,
+    write: &mut WritePart<'_>,
+) -> Result<(), Failure> {
+    if count == 0 {
+        return Ok(());
+    }
     let (free, free_parts) = mpsc::channel::<LineBuffer>();
     // A second buffer only when there is a second part; both start on a cache line, where the
     // kernels store whole lines.
-    for len in [part, part.min(total.saturating_sub(part))] {
-        if len > 0 {
-            let buf = LineBuffer::zeroed(len)
-                .ok_or_else(|| Failure::invalid(format!("cannot allocate a part buffer of {len} bytes")))?;
-            free.send(buf).map_err(|_| Failure::invalid("the part buffers were lost"))?;
-        }
+    for _ in 0..count.min(2) {
+        let buf = LineBuffer::zeroed(max)
+            .ok_or_else(|| Failure::invalid(format!("cannot allocate a part buffer of {max} bytes")))?;
+        free.send(buf).map_err(|_| Failure::invalid("the part buffers were lost"))?;
     }
-    let (done, done_parts) = mpsc::sync_channel::<Result<(LineBuffer, usize), Failure>>(2);
+    let (done, done_parts) = mpsc::sync_channel::<Result<(LineBuffer, usize, usize), Failure>>(2);
     std::thread::scope(move |scope| {
         scope.spawn(move || {
-            let mut start = 0;
-            while start < total {
+            for k in 0..count {
                 // The writer hung up: it failed, and has said so.
                 let Ok(mut buf) = free_parts.recv() else { return };
-                let end = total.min(start.saturating_add(part));
-                let len = end.saturating_sub(start);
-                let result = compute(buf.as_mut_slice().get_mut(..len).unwrap_or_default(), start..end);
+                let n = len(k).min(max);
+                let result = compute(buf.as_mut_slice().get_mut(..n).unwrap_or_default(), k);
                 let failed = result.is_err();
-                if done.send(result.map(|()| (buf, len))).is_err() || failed {
+                if done.send(result.map(|()| (buf, n, k))).is_err() || failed {
                     return;
                 }
-                start = end;
             }
         });
         // Ends when the computing thread is done (it hangs up); returning early hangs up on it.
         for computed in done_parts {
-            let (buf, len) = computed?;
-            write(buf.as_slice().get(..len).unwrap_or_default())?;
+            let (buf, n, k) = computed?;
+            write(buf.as_slice().get(..n).unwrap_or_default(), k)?;
             // The computing thread may be done with buffers already.
             let _ = free.send(buf);
         }

@@ -45,7 +45,7 @@ mod placement;
 mod print;
 mod proto;
 pub mod reshard;
-mod runs;
+pub(crate) mod runs;
 pub mod shardy;
 pub mod stream;
 mod tile_assignment;

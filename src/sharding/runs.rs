@@ -9,7 +9,7 @@ use crate::shape::ArrayShape;
 /// A dense global layout: each logical dimension's byte stride, the dimensions from minor to
 /// major, their bounds and the element's width in bytes.
 #[derive(Debug, Clone)]
-pub(super) struct Dense {
+pub(crate) struct Dense {
     strides: Vec<u64>,
     order: Vec<usize>,
     bounds: Vec<u64>,
@@ -20,7 +20,7 @@ impl Dense {
     /// The dense form of `global` (`bounds`: its dimensions' bounds), or `None` when its layout
     /// has tiles, legacy padding, sub-byte or otherwise sized elements or tail padding: its byte
     /// size must be exactly elements × the type's byte width.
-    pub(super) fn of(global: ArrayShape<'_>, bounds: &[u64]) -> Result<Option<Self>> {
+    pub(crate) fn of(global: ArrayShape<'_>, bounds: &[u64]) -> Result<Option<Self>> {
         if let Some(layout) = global.layout() {
             if layout.tiles().len() != 0 || layout.padded_dimensions().is_some() {
                 return Ok(None);
@@ -100,7 +100,7 @@ pub struct ByteRuns {
 
 impl ByteRuns {
     /// The runs of the box `start + [0, extent)` of a dense layout.
-    pub(super) fn new(dense: &Dense, start: &[u64], extent: &[u64]) -> Option<Self> {
+    pub(crate) fn new(dense: &Dense, start: &[u64], extent: &[u64]) -> Option<Self> {
         let mut len = dense.width;
         let mut k = 0;
         // The run covers the minor dimensions while each is whole, and the first one that is not.

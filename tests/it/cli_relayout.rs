@@ -269,6 +269,98 @@ fn explain_shows_the_plan() {
     assert!(String::from_utf8(out).unwrap().starts_with("general: element by element"));
 }
 
+/// The element offsets of a dense layout: each dimension's stride in elements, from
+/// `minor_to_major` (the reference the column blocks are held to, written here, not the crate's).
+fn dense_strides(dims: &[usize], minor_to_major: &[usize]) -> Vec<usize> {
+    let mut strides = vec![0; dims.len()];
+    let mut step = 1;
+    for &d in minor_to_major {
+        strides[d] = step;
+        step *= dims[d];
+    }
+    strides
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..proptest::prelude::ProptestConfig::default() })]
+
+    /// A transpose written to a file in column blocks (`--max-memory 1`: parts of 256 KiB, so
+    /// blocks of at most 512 rows and 32–512 columns): every element where the independent
+    /// reference puts it, for rank 2 and 3, element widths 1–16 bytes, heights and row lengths
+    /// on both sides of a block's, and any order of the other dimensions.
+    #[test]
+    fn column_blocks_put_every_element_where_the_reference_does(
+        ty in proptest::sample::select(vec![("u8", 1usize), ("bf16", 2), ("f32", 4), ("f64", 8), ("c128", 16)]),
+        height in 300usize..1100,
+        per_block in 1usize..4,
+        extra in 0usize..40,
+        outer in 1usize..3,
+        rank3 in proptest::bool::ANY,
+        dst_outer_first in proptest::bool::ANY,
+        src_outer_first in proptest::bool::ANY,
+    ) {
+        let (name, width) = ty;
+        // A block's columns at this height: a part (256 KiB) over at most 512 rows.
+        let cols = (256 << 10) / (height.min(512) * width);
+        let extent = cols * per_block + extra + 1;
+        // Dimension 0 is the destination's minor one, 1 its second-minor and the source's minor.
+        let (dims, dst_m2m, src_m2m): (Vec<usize>, Vec<usize>, Vec<usize>) = if rank3 {
+            (
+                vec![extent, height, outer],
+                vec![0, 1, 2],
+                if src_outer_first { vec![1, 2, 0] } else { vec![1, 0, 2] },
+            )
+        } else {
+            (vec![extent, height], vec![0, 1], vec![1, 0])
+        };
+        // The destination's outer dimension may also come first in the logical order.
+        let (dims, dst_m2m, src_m2m) = if rank3 && dst_outer_first {
+            let map = |d: usize| (d + 1) % 3;
+            let mut moved = vec![0; 3];
+            for (d, &e) in dims.iter().enumerate() {
+                moved[map(d)] = e;
+            }
+            (moved, dst_m2m.into_iter().map(map).collect(), src_m2m.into_iter().map(map).collect())
+        } else {
+            (dims, dst_m2m, src_m2m)
+        };
+        let text = |m2m: &[usize]| {
+            let d: Vec<String> = dims.iter().map(ToString::to_string).collect();
+            let l: Vec<String> = m2m.iter().map(ToString::to_string).collect();
+            format!("{name}[{}]{{{}}}", d.join(","), l.join(","))
+        };
+        let (from, to) = (text(&src_m2m), text(&dst_m2m));
+        let elements: usize = dims.iter().product();
+        let input = pattern(elements * width);
+        let (src_strides, dst_strides) = (dense_strides(&dims, &src_m2m), dense_strides(&dims, &dst_m2m));
+        let mut expected = vec![0u8; input.len()];
+        let mut index = vec![0usize; dims.len()];
+        for _ in 0..elements {
+            let at = |strides: &[usize]| index.iter().zip(strides).map(|(i, s)| i * s).sum::<usize>() * width;
+            let (s, d) = (at(&src_strides), at(&dst_strides));
+            expected[d..d + width].copy_from_slice(&input[s..s + width]);
+            for (i, &e) in index.iter_mut().zip(&dims) {
+                *i += 1;
+                if *i < e {
+                    break;
+                }
+                *i = 0;
+            }
+        }
+        let tmp = scratch();
+        let file = temp(tmp.path(), "in.bin", &input);
+        let out = tmp.path().join("out.bin");
+        for threads in ["1", "2"] {
+            let args = ["--max-memory", "1", "--threads", threads, &from, &to, &file, "-o", out.to_str().unwrap()];
+            let (status, _, err) = run(&args, b"");
+            proptest::prop_assert_eq!(status, 0, "{} -> {}: {}", from, to, err);
+            proptest::prop_assert!(std::fs::read(&out).unwrap() == expected, "{} -> {} on {} threads", from, to, threads);
+        }
+        // The output's directory holds the output only.
+        proptest::prop_assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 2);
+    }
+}
+
 /// An `--output` that exists and is not a regular file is written in place: a FIFO stays a
 /// FIFO and its reader gets the bytes (renaming onto it would have replaced it, as it once
 /// replaced `/dev/null`). A symbolic link is followed: the link stays, the file it names is

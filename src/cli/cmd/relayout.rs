@@ -16,13 +16,15 @@ use npyz::{DType, Order, TypeStr, WriterBuilder};
 
 use crate::cli::Io;
 use crate::cli::args::RelayoutArgs;
+use crate::cli::blocks::Blocks;
 use crate::cli::cmd;
 use crate::cli::data::{self, Sink, Source};
 use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, LoadedShape, MAX_INPUT_BYTES};
 use crate::cli::outfile::OutFile;
 use crate::cli::parts;
-use crate::relayout::{RelayoutPlan, StridedView};
+use crate::memory::extent::len_u64;
+use crate::relayout::{Endpoint, RelayoutPlan, StridedView};
 use crate::{PrimitiveType, ShapeBuf};
 
 /// Above this many destination bytes a terminal gets a progress bar.
@@ -220,11 +222,12 @@ pub fn run(args: &RelayoutArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
         crate::make::make_shape(element_type, &signed)?
     };
     let to_array = cmd::array_of(&to)?;
-    let plan = match (&from_array, &view) {
-        (Some(a), _) => RelayoutPlan::new(*a, to_array)?,
-        (None, Some(v)) => RelayoutPlan::new(v, to_array)?,
+    let src_side: Endpoint<'_> = match (&from_array, &view) {
+        (Some(a), _) => (*a).into(),
+        (None, Some(v)) => v.into(),
         (None, None) => return Err(Failure::invalid("no source")),
     };
+    let plan = RelayoutPlan::new(src_side, to_array)?;
     if args.explain {
         io.stdout
             .write_all(plan.explain().as_bytes())
@@ -258,7 +261,12 @@ pub fn run(args: &RelayoutArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     };
     // Two parts in flight: half the bound, the other half for a piped input.
     let part = usize::try_from(memory(args) / 4).unwrap_or(usize::MAX);
-    produce(&plan, &source, &mut sink, part, pool.as_ref(), bar.as_ref())?;
+    let blocks = if sink.positioned() { Blocks::new(src_side, to_array, part)? } else { None };
+    let run = Run { src: &source, pool: pool.as_ref(), bar: bar.as_ref() };
+    match blocks {
+        Some(blocks) => run.blocks(&blocks, src_side, &mut sink, len_u64(header.len()))?,
+        None => run.parts(&plan, &mut sink, part)?,
+    }
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -266,33 +274,72 @@ pub fn run(args: &RelayoutArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     Ok(Status::Ok)
 }
 
-/// The destination in parts of at most `part` bytes (`cli::parts`): a second thread computes
-/// the next part (on `pool` if given, else on rayon's global pool) while this one writes the
-/// last, so the copy into the output (the kernel's, for a file) and the transposing overlap.
-/// Before each part is written the mapped source is asked whether it was truncated underneath.
-fn produce(
-    plan: &RelayoutPlan,
-    src: &Source,
-    sink: &mut Sink<'_>,
-    part: usize,
-    pool: Option<&rayon::ThreadPool>,
-    bar: Option<&indicatif::ProgressBar>,
-) -> Result<(), Failure> {
-    let compute = |out: &mut [u8], range: std::ops::Range<usize>| {
-        let run = move || plan.run_range(&src[..], out, range);
-        match pool {
-            Some(pool) => pool.install(run),
-            None => run(),
+/// What the parts of a run share: the source, the threads, the progress bar.
+struct Run<'r> {
+    src: &'r Source,
+    pool: Option<&'r rayon::ThreadPool>,
+    bar: Option<&'r indicatif::ProgressBar>,
+}
+
+impl Run<'_> {
+    /// Runs `work` on the pool if there is one, else on rayon's global pool.
+    fn on_pool(&self, work: impl FnOnce() -> Result<(), crate::Error> + Send) -> Result<(), Failure> {
+        match self.pool {
+            Some(pool) => pool.install(work),
+            None => work(),
         }
         .map_err(Failure::from)
-    };
-    parts::produce(plan.dst_len(), part, &compute, &mut |bytes| {
-        // A mapped input truncated underneath read as zeros: they go nowhere.
-        src.check()?;
-        sink.write(bytes)?;
-        if let Some(bar) = bar {
-            bar.inc(u64::try_from(bytes.len()).unwrap_or(0));
+    }
+
+    /// Before a part is written: a mapped input truncated underneath read as zeros, which go
+    /// nowhere (rule 22).
+    fn written(&self, bytes: usize) -> Result<(), Failure> {
+        self.src.check()?;
+        if let Some(bar) = self.bar {
+            bar.inc(len_u64(bytes));
         }
         Ok(())
-    })
+    }
+
+    /// The destination in parts of at most `part` bytes (`cli::parts`): a second thread
+    /// computes the next part while this one writes the last, so the copy into the output (the
+    /// kernel's, for a file) and the transposing overlap.
+    fn parts(&self, plan: &RelayoutPlan, sink: &mut Sink<'_>, part: usize) -> Result<(), Failure> {
+        let compute = |out: &mut [u8], range: std::ops::Range<usize>| {
+            self.on_pool(move || plan.run_range(&self.src[..], out, range))
+        };
+        parts::produce(plan.dst_len(), part, &compute, &mut |bytes| {
+            self.written(bytes.len())?;
+            sink.write(bytes)
+        })
+    }
+
+    /// The destination in column blocks (`cli::blocks`), each written row by row at its
+    /// offsets in the output file (after `header` bytes), one computed while the last is
+    /// written.
+    fn blocks(
+        &self,
+        blocks: &Blocks<'_>,
+        src_side: Endpoint<'_>,
+        sink: &mut Sink<'_>,
+        header: u64,
+    ) -> Result<(), Failure> {
+        let compute = |out: &mut [u8], k: usize| {
+            let plan = blocks.plan(src_side, k)?;
+            self.on_pool(move || plan.run(&self.src[..], out))
+        };
+        parts::produce_parts(blocks.count(), blocks.max_len(), &|k| blocks.len(k), &compute, &mut |bytes, k| {
+            self.written(bytes.len())?;
+            let runs = blocks.runs(k).ok_or_else(|| Failure::invalid("a block outside the destination"))?;
+            for run in runs {
+                let at = usize::try_from(run.shard).unwrap_or(usize::MAX);
+                let len = usize::try_from(run.len).unwrap_or(usize::MAX);
+                let row = bytes
+                    .get(at..at.saturating_add(len))
+                    .ok_or_else(|| Failure::invalid("a block's row outside it"))?;
+                sink.write_at(header.saturating_add(run.global), row)?;
+            }
+            Ok(())
+        })
+    }
 }
