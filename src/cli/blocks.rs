@@ -3,17 +3,20 @@
 //!
 //! A part of whole destination rows reads a few bytes of every source row: 16 MiB of
 //! `f32[8192,32768]{0,1}` → `{1,0}` is 128 destination rows, 512 bytes of each of 32 768 source
-//! rows. A block is 512 destination rows (one band of the transpose: 2 KiB of each source row it
-//! reads, for `f32`) by as many columns as fill the part. The block is computed by a window
-//! relayout (rule 20) into a buffer laid out as the destination restricted to the block, and its
-//! rows — byte runs of the dense destination (`sharding::runs`, as a shard's) — are written at
-//! their offsets in the output file.
+//! rows. A block is 512 destination rows (2 KiB of each source row it reads, for `f32`) by as
+//! many columns as fill the part. It is computed by a window relayout (rule 20) into a buffer
+//! laid out as the destination restricted to the block, and its rows — byte runs of the dense
+//! destination (`sharding::runs`, as a shard's) — are written at their offsets in the output
+//! file.
 //!
 //! ```text
-//!   destination, rows of E bytes          a part of whole rows     a block
-//!   ┌──────────────────────────────┐      ┌──────────────────┐     ┌────┬────┬────┬────┐
-//!   │                              │      │ 128 rows         │     │512 │    │    │    │
-//!   │                              │      ├──────────────────┤     │rows│    │    │    │
+//!   the destination, 8192 rows of 32768 f32       parts of whole rows    column blocks
+//!   ┌────────────────────────────────────┐        ┌──────────────┐       ┌───┬───┬───┬───┐
+//!   │                                    │        ├──────────────┤ 128   │ 0 │ 1 │ 2 │ 3 │ 512
+//!   │                                    │        ├──────────────┤ rows  ├───┼───┼───┼───┤ rows
+//!   │                                    │        ├──────────────┤ each  │ 4 │ 5 │ 6 │ 7 │ each
+//!   └────────────────────────────────────┘        └──────────────┘       └───┴───┴───┴───┘
+//!                                                  (16 MiB each)          8192 columns each
 //! ```
 
 use crate::cli::fail::Failure;
@@ -22,8 +25,8 @@ use crate::relayout::{Endpoint, RelayoutPlan, StorePolicy, Window};
 use crate::shape::ArrayShape;
 use crate::sharding::runs::{ByteRuns, Dense};
 
-/// Destination rows per block: the columns of one band of the transpose
-/// (`relayout::plan::band_width`), so that each source row gives the block 512 elements.
+/// Destination rows per block: each source row read gives the block 512 elements, as many as
+/// a band of the transpose (`docs/relayout.md` rule 10) takes from its 512 source rows.
 pub const BLOCK_ROWS: u64 = 512;
 
 /// A block's rows are cut on whole pages of the output when they hold one.

@@ -5,8 +5,9 @@
 //! The source is a mapped file or a stream read in chunks (`cli/data.rs`); the destination is
 //! produced in parts of a quarter of `--max-memory` with [`RelayoutPlan::run_range`], one
 //! computed while the one before is written, to standard output or to a temporary file renamed
-//! onto `--output` when complete. Destinations over 256 MiB show a progress bar (destination bytes)
-//! on stderr when the process's stderr is a terminal.
+//! onto `--output` when complete. A transpose of long rows into a file is produced in column
+//! blocks instead (`cli/blocks.rs`), each row written at its offset. Destinations over 256 MiB
+//! show a progress bar (destination bytes) on stderr when the process's stderr is a terminal.
 
 use std::fs::File;
 use std::io::{IsTerminal, Read, Seek};
