@@ -77,8 +77,8 @@ pub struct RelayoutArgs {
     /// Read an input file into memory instead of mapping it (memory as large as the input).
     #[arg(long)]
     pub no_mmap: bool,
-    /// Print what the plan decided (boxes, axes, kernels, stores) instead of relaying out; no
-    /// input data is read (a `.npy` header aside).
+    /// Print what the plan decided (boxes, axes, kernels, stores, and the column blocks a file
+    /// would get) instead of relaying out; no input data is read (a `.npy` header aside).
     #[arg(long)]
     pub explain: bool,
     /// FROM (unless --from-file or --npy-in), TO (unless --to-file or --npy-out), then FILE

@@ -172,6 +172,11 @@ impl<'a> Blocks<'a> {
         Ok(RelayoutPlan::window(src, array, window, StorePolicy::Auto)?)
     }
 
+    /// A whole block's rows and columns (`--explain` prints them).
+    pub fn shape(&self) -> (u64, u64) {
+        (self.rows, self.cols)
+    }
+
     /// Block `k`'s rows: where each is in the destination and in the block's buffer.
     pub fn runs(&self, k: usize) -> Option<ByteRuns> {
         let (start, extent) = self.corner(k);

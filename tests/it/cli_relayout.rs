@@ -257,6 +257,14 @@ fn explain_shows_the_plan() {
          box 0 at source 0, destination 0: axes 4096×(4, 16384) 4096×(16384, 4); transpose of axis 0 \
          (source-minor) and the innermost axis, 64-byte micro-tiles in bands of 2048 bytes of destination row\n"
     );
+    // Rows longer than a part's 512: into a file, column blocks (rule 15); a part of 1 MiB
+    // (`--max-memory 4`) holds 2 KiB of 512 rows.
+    let (status, out, _) =
+        run(&["--explain", "--max-memory", "4", "f32[4096,4096]{0,1}", "f32[4096,4096]{1,0}", "-o", "x"], b"");
+    assert_eq!(status, 0);
+    assert!(String::from_utf8(out).unwrap().ends_with(
+        "into a regular file (--output): column blocks of 512 destination rows × 512 columns, each row written at its offset\n"
+    ));
     // Destination rows shorter than a band (NCHW -> NHWC's 64 channels): the source in order.
     let (status, out, _) = run(&["--explain", "f32[16,64,128,128]{3,2,1,0}", "f32[16,64,128,128]{1,3,2,0}"], b"");
     assert_eq!(status, 0);

@@ -9,6 +9,7 @@
 //! blocks instead (`cli/blocks.rs`), each row written at its offset. Destinations over 256 MiB
 //! show a progress bar (destination bytes) on stderr when the process's stderr is a terminal.
 
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{IsTerminal, Read, Seek};
 use std::path::Path;
@@ -229,10 +230,19 @@ pub fn run(args: &RelayoutArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
         (None, None) => return Err(Failure::invalid("no source")),
     };
     let plan = RelayoutPlan::new(src_side, to_array)?;
+    // Two parts in flight: half the bound, the other half for a piped input.
+    let part = usize::try_from(memory(args) / 4).unwrap_or(usize::MAX);
     if args.explain {
-        io.stdout
-            .write_all(plan.explain().as_bytes())
-            .map_err(|e| Failure::invalid(format!("cannot write the output: {e}")))?;
+        let mut text = plan.explain();
+        if let Some(blocks) = Blocks::new(src_side, to_array, part)? {
+            let (rows, cols) = blocks.shape();
+            let _ = writeln!(
+                text,
+                "into a regular file (--output): column blocks of {rows} destination rows × {cols} columns, \
+                 each row written at its offset"
+            );
+        }
+        io.stdout.write_all(text.as_bytes()).map_err(|e| Failure::invalid(format!("cannot write the output: {e}")))?;
         return Ok(Status::Ok);
     }
     let header = if args.npy_out { npy_out_header(element_type, &dims)? } else { Vec::new() };
@@ -260,8 +270,6 @@ pub fn run(args: &RelayoutArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
         ),
         None => None,
     };
-    // Two parts in flight: half the bound, the other half for a piped input.
-    let part = usize::try_from(memory(args) / 4).unwrap_or(usize::MAX);
     let blocks = if sink.positioned() { Blocks::new(src_side, to_array, part)? } else { None };
     let run = Run { src: &source, pool: pool.as_ref(), bar: bar.as_ref() };
     match blocks {
