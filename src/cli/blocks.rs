@@ -75,10 +75,10 @@ fn bounds_of(array: ArrayShape<'_>) -> Vec<u64> {
 }
 
 impl<'a> Blocks<'a> {
-    /// The blocks of `to` for parts of at most `part` bytes, or `None` when whole destination
-    /// rows are as good: unless `to` is dense (no tiles, padding or sub-byte elements), the
-    /// source's elements adjacent along the destination's second-minor dimension (a transpose
-    /// of the two), and a part of whole rows holding fewer than [`BLOCK_ROWS`] rows.
+    /// The blocks of `to` for parts of at most `part` bytes. `None` (whole destination rows are
+    /// as good) unless `to` is dense (no tiles, padding or sub-byte elements), the source's
+    /// elements are adjacent along the destination's second-minor dimension (a transpose of the
+    /// two), and a part of whole rows would hold fewer than [`BLOCK_ROWS`] rows.
     ///
     /// # Errors
     ///

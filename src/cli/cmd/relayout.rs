@@ -300,10 +300,12 @@ impl Run<'_> {
         .map_err(Failure::from)
     }
 
-    /// Before a part is written: a mapped input truncated underneath read as zeros, which go
-    /// nowhere (rule 22).
-    fn written(&self, bytes: usize) -> Result<(), Failure> {
+    /// Writes a part with `write`: first the mapped source is asked whether it was truncated
+    /// underneath (its lost pages read as zeros, which must go nowhere: rule 22), then the
+    /// progress bar advances by the part's `bytes`.
+    fn write_part(&self, bytes: usize, write: impl FnOnce() -> Result<(), Failure>) -> Result<(), Failure> {
         self.src.check()?;
+        write()?;
         if let Some(bar) = self.bar {
             bar.inc(len_u64(bytes));
         }
@@ -317,10 +319,7 @@ impl Run<'_> {
         let compute = |out: &mut [u8], range: std::ops::Range<usize>| {
             self.on_pool(move || plan.run_range(&self.src[..], out, range))
         };
-        parts::produce(plan.dst_len(), part, &compute, &mut |bytes| {
-            self.written(bytes.len())?;
-            sink.write(bytes)
-        })
+        parts::produce(plan.dst_len(), part, &compute, &mut |bytes| self.write_part(bytes.len(), || sink.write(bytes)))
     }
 
     /// The destination in column blocks (`cli::blocks`), each written row by row at its
@@ -338,17 +337,18 @@ impl Run<'_> {
             self.on_pool(move || plan.run(&self.src[..], out))
         };
         parts::produce_parts(blocks.count(), blocks.max_len(), &|k| blocks.len(k), &compute, &mut |bytes, k| {
-            self.written(bytes.len())?;
-            let runs = blocks.runs(k).ok_or_else(|| Failure::invalid("a block outside the destination"))?;
-            for run in runs {
-                let at = usize::try_from(run.shard).unwrap_or(usize::MAX);
-                let len = usize::try_from(run.len).unwrap_or(usize::MAX);
-                let row = bytes
-                    .get(at..at.saturating_add(len))
-                    .ok_or_else(|| Failure::invalid("a block's row outside it"))?;
-                sink.write_at(header.saturating_add(run.global), row)?;
-            }
-            Ok(())
+            self.write_part(bytes.len(), || {
+                let runs = blocks.runs(k).ok_or_else(|| Failure::invalid("a block outside the destination"))?;
+                for run in runs {
+                    let at = usize::try_from(run.shard).unwrap_or(usize::MAX);
+                    let len = usize::try_from(run.len).unwrap_or(usize::MAX);
+                    let row = bytes
+                        .get(at..at.saturating_add(len))
+                        .ok_or_else(|| Failure::invalid("a block's row outside it"))?;
+                    sink.write_at(header.saturating_add(run.global), row)?;
+                }
+                Ok(())
+            })
         })
     }
 }
