@@ -21,6 +21,7 @@
 
 use crate::cli::fail::Failure;
 use crate::make::{LayoutSpec, make_shape_with_layout};
+use crate::memory::extent::bounds;
 use crate::relayout::{Endpoint, RelayoutPlan, StorePolicy, Window};
 use crate::shape::ArrayShape;
 use crate::sharding::runs::{ByteRuns, Dense};
@@ -38,13 +39,13 @@ const PAGE: u64 = 4096;
 pub struct Blocks<'a> {
     to: ArrayShape<'a>,
     dense: Dense,
-    /// The destination's dimensions from minor to major.
-    order: Vec<usize>,
     /// Each dimension's extent.
     bounds: Vec<u64>,
-    /// The minor and second-minor dimensions (the blocks' columns and rows).
+    /// The minor and second-minor dimensions (the blocks' columns and rows), and the others
+    /// from minor to major.
     minor: usize,
     second: usize,
+    outer: Vec<usize>,
     rows: u64,
     cols: u64,
     /// Blocks along the minor and the second-minor dimension.
@@ -59,7 +60,7 @@ pub struct Blocks<'a> {
 fn source_minor(src: Endpoint<'_>) -> Result<Option<usize>, Failure> {
     Ok(match src {
         Endpoint::Layout(array) => {
-            let bounds = bounds_of(array);
+            let bounds = bounds(array, "relayout")?;
             Dense::of(array, &bounds)?.and_then(|_| array.minor_to_major().iter().next().map(crate::Dim::index))
         }
         Endpoint::Strided(view) => {
@@ -67,11 +68,6 @@ fn source_minor(src: Endpoint<'_>) -> Result<Option<usize>, Failure> {
             view.byte_strides().iter().position(|&s| s.unsigned_abs() == width.unsigned_abs() && width > 0)
         }
     })
-}
-
-/// An array's dimensions as bounds (an unbounded `?` is 0: such a plan was refused before).
-fn bounds_of(array: ArrayShape<'_>) -> Vec<u64> {
-    array.dimensions().iter().map(|&d| u64::try_from(d).unwrap_or(0)).collect()
 }
 
 impl<'a> Blocks<'a> {
@@ -84,10 +80,12 @@ impl<'a> Blocks<'a> {
     ///
     /// The library's, for sizes that overflow (a plan of these shapes was made before).
     pub fn new(src: Endpoint<'_>, to: ArrayShape<'a>, part: usize) -> Result<Option<Self>, Failure> {
-        let bounds = bounds_of(to);
+        let bounds = bounds(to, "relayout")?;
         let Some(dense) = Dense::of(to, &bounds)? else { return Ok(None) };
-        let order: Vec<usize> = to.minor_to_major().iter().map(crate::Dim::index).collect();
-        let (Some(&minor), Some(&second)) = (order.first(), order.get(1)) else { return Ok(None) };
+        let m2m = to.minor_to_major();
+        let mut order = m2m.iter().map(crate::Dim::index);
+        let (Some(minor), Some(second)) = (order.next(), order.next()) else { return Ok(None) };
+        let outer: Vec<usize> = order.collect();
         if source_minor(src)? != Some(second) {
             return Ok(None);
         }
@@ -106,13 +104,13 @@ impl<'a> Blocks<'a> {
             return Ok(None);
         }
         let (across, down) = (extent.div_ceil(cols), height.div_ceil(rows));
-        let outer =
-            order.get(2..).unwrap_or_default().iter().try_fold(1u64, |acc, &d| acc.checked_mul(*bounds.get(d)?));
         let count = outer
+            .iter()
+            .try_fold(1u64, |acc, &d| acc.checked_mul(*bounds.get(d)?))
             .and_then(|o| o.checked_mul(across)?.checked_mul(down))
             .and_then(|c| usize::try_from(c).ok())
             .ok_or_else(|| Failure::invalid("too many blocks"))?;
-        Ok(Some(Self { to, dense, order, bounds, minor, second, rows, cols, across, down, count, width }))
+        Ok(Some(Self { to, dense, bounds, minor, second, outer, rows, cols, across, down, count, width }))
     }
 
     /// The number of blocks.
@@ -142,7 +140,7 @@ impl<'a> Blocks<'a> {
         };
         place(self.minor, self.cols, self.across);
         place(self.second, self.rows, self.down);
-        for &d in self.order.get(2..).unwrap_or_default() {
+        for &d in &self.outer {
             place(d, 1, self.bounds.get(d).copied().unwrap_or(1));
         }
         (start, extent)
@@ -164,7 +162,8 @@ impl<'a> Blocks<'a> {
     pub fn plan(&self, src: Endpoint<'_>, k: usize) -> Result<RelayoutPlan, Failure> {
         let (start, extent) = self.corner(k);
         let dims: Vec<i64> = extent.iter().map(|&e| i64::try_from(e).unwrap_or(i64::MAX)).collect();
-        let m2m: Vec<i64> = self.order.iter().map(|&d| i64::try_from(d).unwrap_or(i64::MAX)).collect();
+        let order = [self.minor, self.second].into_iter().chain(self.outer.iter().copied());
+        let m2m: Vec<i64> = order.map(|d| i64::try_from(d).unwrap_or(i64::MAX)).collect();
         let block = make_shape_with_layout(self.to.element_type(), &dims, &LayoutSpec::new(&m2m))?;
         let array = block.as_array().ok_or_else(|| Failure::invalid("a block is an array"))?;
         let zeros = vec![0u64; dims.len()];

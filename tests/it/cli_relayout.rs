@@ -358,6 +358,11 @@ proptest::proptest! {
         let tmp = scratch();
         let file = temp(tmp.path(), "in.bin", &input);
         let out = tmp.path().join("out.bin");
+        // The file gets blocks (`--explain` says so), not parts of whole rows.
+        let (status, explained, _) = run(&["--explain", "--max-memory", "1", &from, &to], b"");
+        proptest::prop_assert_eq!(status, 0);
+        let explained = String::from_utf8(explained).unwrap();
+        proptest::prop_assert!(explained.contains("column blocks of"), "{} -> {}: {}", from, to, explained);
         for threads in ["1", "2"] {
             let args = ["--max-memory", "1", "--threads", threads, &from, &to, &file, "-o", out.to_str().unwrap()];
             let (status, _, err) = run(&args, b"");
