@@ -21,7 +21,7 @@
 
 use crate::cli::fail::Failure;
 use crate::make::{LayoutSpec, make_shape_with_layout};
-use crate::memory::extent::bounds;
+use crate::memory::extent::{bounds, len_u64, to_usize};
 use crate::relayout::{Endpoint, RelayoutPlan, StorePolicy, Window};
 use crate::shape::ArrayShape;
 use crate::sharding::runs::{ByteRuns, Dense};
@@ -120,14 +120,14 @@ impl<'a> Blocks<'a> {
 
     /// The largest block's bytes (at most the part's).
     pub fn max_len(&self) -> usize {
-        usize::try_from(self.rows.saturating_mul(self.cols).saturating_mul(self.width)).unwrap_or(usize::MAX)
+        to_usize(self.rows.saturating_mul(self.cols).saturating_mul(self.width))
     }
 
     /// Where block `k` starts in the destination and its extent, per dimension. Blocks go
     /// column block fastest, then row block, then the other dimensions from minor to major: in
     /// the destination's order, a band of rows at a time.
     fn corner(&self, k: usize) -> (Vec<u64>, Vec<u64>) {
-        let mut k = u64::try_from(k).unwrap_or(u64::MAX);
+        let mut k = len_u64(k);
         let (mut start, mut extent) = (vec![0u64; self.bounds.len()], vec![1u64; self.bounds.len()]);
         let mut place = |d: usize, step: u64, blocks: u64| {
             let i = k.checked_rem(blocks).unwrap_or(0);
@@ -150,7 +150,7 @@ impl<'a> Blocks<'a> {
     pub fn len(&self, k: usize) -> usize {
         let (_, extent) = self.corner(k);
         let elements = extent.iter().fold(self.width, |acc, &e| acc.saturating_mul(e));
-        usize::try_from(elements).unwrap_or(usize::MAX)
+        to_usize(elements)
     }
 
     /// The relayout of block `k` from the source `src` into a buffer of [`len(k)`](Self::len)

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::fail::Failure;
 use crate::cli::temp::TempFile;
+use crate::memory::extent::len_u64;
 
 /// Symbolic links followed this many times at most (Linux's own limit).
 const MAX_LINKS: usize = 40;
@@ -198,7 +199,7 @@ impl OutFile {
     }
 
     fn count(&mut self, len: usize) {
-        self.written = self.written.saturating_add(u64::try_from(len).unwrap_or(u64::MAX));
+        self.written = self.written.saturating_add(len_u64(len));
     }
 
     /// Whether [`OutFile::write_at`] can place bytes anywhere: a temporary regular file (Unix),
@@ -221,7 +222,7 @@ impl OutFile {
             let mut at = offset;
             for chunk in bytes.chunks(WRITE_BYTES) {
                 temp.file().write_all_at(chunk, at).map_err(|e| self.failure(&e))?;
-                at = at.saturating_add(u64::try_from(chunk.len()).unwrap_or(u64::MAX));
+                at = at.saturating_add(len_u64(chunk.len()));
             }
             self.count(bytes.len());
             return Ok(());

@@ -1,7 +1,8 @@
 //! Byte runs (`docs/shard-buffers.md` §5): in a dense layout (no tiles, no legacy or tail
 //! padding, whole-byte elements), a box of the array is a sequence of contiguous runs of its
 //! buffer, all of one length, in the layout's order. A leaf: `buffers` keeps the global layout's
-//! [`Dense`] form, `stream` hands out each exact shard's [`ByteRuns`].
+//! [`Dense`] form, `stream` hands out each exact shard's [`ByteRuns`], and the command line's
+//! column blocks (`cli/blocks.rs`) are written as the runs of their boxes.
 
 use crate::Result;
 use crate::shape::ArrayShape;

@@ -25,7 +25,7 @@ use crate::cli::fail::{Failure, Status};
 use crate::cli::input::{self, LoadedShape, MAX_INPUT_BYTES};
 use crate::cli::outfile::OutFile;
 use crate::cli::parts;
-use crate::memory::extent::len_u64;
+use crate::memory::extent::{len_u64, to_usize};
 use crate::relayout::{Endpoint, RelayoutPlan, StridedView};
 use crate::{PrimitiveType, ShapeBuf};
 
@@ -340,8 +340,7 @@ impl Run<'_> {
             self.write_part(bytes.len(), || {
                 let runs = blocks.runs(k).ok_or_else(|| Failure::invalid("a block outside the destination"))?;
                 for run in runs {
-                    let at = usize::try_from(run.shard).unwrap_or(usize::MAX);
-                    let len = usize::try_from(run.len).unwrap_or(usize::MAX);
+                    let (at, len) = (to_usize(run.shard), to_usize(run.len));
                     let row = bytes
                         .get(at..at.saturating_add(len))
                         .ok_or_else(|| Failure::invalid("a block's row outside it"))?;
