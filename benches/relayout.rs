@@ -629,7 +629,8 @@ const USER_CASES: &[(&str, &str, &str)] = &[
     ("nchw_nhwc", "f32[16,64,128,128]{3,2,1,0}", "f32[16,64,128,128]{1,3,2,0}"),
     ("r4", "f32[64,64,64,64]{3,2,1,0}", "f32[64,64,64,64]{3,1,2,0}"),
     ("r5", "f32[128,128,64,4,4]{4,3,2,1,0}", "f32[128,128,64,4,4]{2,4,1,3,0}"),
-    // Source rows 32 KiB apart: bands narrowed to 32 columns (`plan::band_columns`).
+    // Source rows 32 KiB apart: bands narrowed to 32 columns on `Vec`s, 64 on pages
+    // (`plan::band_columns`; t2d's rows, 16 KiB apart, narrow too).
     ("t2d_tall", "f32[8192,2048]{0,1}", "f32[8192,2048]{1,0}"),
     ("t2d_u8", "u8[8192,8192]{0,1}", "u8[8192,8192]{1,0}"),
     ("t2d_bf16", "bf16[4096,8192]{0,1}", "bf16[4096,8192]{1,0}"),

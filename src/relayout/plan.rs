@@ -458,26 +458,20 @@ fn band_text(block: &Block, src_minor: usize, fused: Option<usize>) -> String {
     let on_line = band_columns(band, width, rows, inner.src, false);
     let off_line = band_columns(band, width, rows, inner.src, true);
     let bytes = |columns: u64| columns.saturating_mul(width);
-    if off_line == band {
-        // Narrowed off a line whenever on one (its stride divides the aliased one).
+    if off_line == band && on_line == band {
         return format!("{} bytes of destination row", bytes(band));
     }
-    let every = if on_line < band { ALIASED_STRIDE } else { STRADDLING_STRIDE };
     format!(
         "{} bytes of destination row ({} from a source off a cache line: the source rows are a multiple of {} KiB apart)",
         bytes(on_line),
         bytes(off_line),
-        every >> 10
+        NARROWED_STRIDE >> 10
     )
 }
 
-/// A band's columns (source rows) lie a multiple of this many bytes apart in a source whose
-/// runs straddle cache lines: then [`band_columns`] narrows the band to
-/// [`STRADDLING_BAND_BYTES`].
-const STRADDLING_STRIDE: u64 = 32 << 10;
-
-/// The same for a source whose runs start on a line, narrowed to [`ALIASED_BAND_BYTES`].
-const ALIASED_STRIDE: u64 = 64 << 10;
+/// A band's columns (source rows) lie a multiple of this many bytes apart for [`band_columns`]
+/// to narrow it.
+const NARROWED_STRIDE: u64 = 16 << 10;
 
 /// A narrowed band's bytes of destination row ([`band_columns`]) from a source whose runs start
 /// on a cache line.
@@ -494,25 +488,26 @@ const ALIASED_ROW_BYTES: u64 = 4 << 10;
 /// of `width`-byte elements that reads `row_bytes` of each column's source
 /// row, the rows `stride` bytes apart, each run starting off a cache line when `straddles` (a
 /// source 16 bytes past a line: a `Vec`, a numpy array). When the band reads at least 4 KiB of
-/// each row, it narrows to 128 bytes of destination row (`f32`: 32 columns) if the runs
-/// straddle lines and the rows are a nonzero multiple of 32 KiB apart, and to 256 bytes (`f32`:
-/// 64 columns) if the runs start on lines and the rows are a multiple of 64 KiB apart. The lines
-/// such a band keeps in flight, one or two per column (a straddling micro-tile leaves the second
-/// line of every run for the next tile-row), all fall in the same few cache sets, and hundreds
-/// of them do not stay. On the Zen 5 machine (issue 36, docs/relayout.md rule 10), one thread,
-/// memcpy / xla-shape: `f32[8192,2048]{0,1}` → `{1,0}` (rows 32 KiB apart) from a source 16
-/// bytes past a line 0.30–0.36 in bands of 512 columns, 0.47–0.49 in 32 (medians of three runs);
-/// `f32[16384,4096]` (64 KiB) from a source on a line 0.21–0.22 in 512 columns, 0.43–0.46 in 64.
-/// From a source on a line with rows 32 KiB apart, 64 columns measured 0.37–0.47 against 0.36–0.41
-/// on 4 KiB pages but two threads on 2 MiB pages 5–10% slower, so those keep 2 KiB; rows 16 KiB
-/// apart lost narrowed (`f32[4096,4096]` on a line: 0.56–0.60 wide, 0.43–0.50 in 128 to 256 columns), and so
-/// did parts of a few lines per row (the command line's, from a mapped file: 1.3× slower), hence
-/// the 4 KiB.
+/// each row and the rows are a nonzero multiple of 16 KiB apart, it narrows to 128 bytes of
+/// destination row (`f32`: 32 columns) if the runs straddle lines and to 256 bytes (`f32`: 64
+/// columns) if they start on lines. The lines such a band keeps in flight, one or two per
+/// column (a straddling micro-tile leaves the second line of every run for the next tile-row),
+/// all fall in the same few cache sets, and a wide band's 512 columns are also 512 pages read
+/// at once. On the Zen 5 machine (issue 36, docs/relayout.md rule 10), one thread, memcpy /
+/// xla-shape, medians of three alternated bench runs: `f32[8192,2048]{0,1}` → `{1,0}` (rows 32
+/// KiB apart) from a source 16 bytes past a line 0.30–0.36 in bands of 512 columns, 0.47–0.49
+/// in 32; `f32[16384,4096]` (64 KiB) from a source on a line 0.21–0.22 in 512 columns, 0.43–0.46
+/// in 64. Rows 16 and 32 KiB apart narrowed on 2026-11-29, a day the wide bands ran at
+/// 0.22–0.36 (`f32[4096,4096]` on a page 0.28–0.33 wide, 0.51–0.53 narrowed; rows 32 KiB
+/// apart 0.29 → 0.53, two threads 0.33 → 0.40); on a day they ran at 0.56–0.60, the narrowed
+/// bands measured 0.43–0.50 (`f32[4096,4096]`, one program). Narrowed, the worse day is the
+/// better one. Rows 8 KiB apart (`u8[8192,8192]`, `bf16[4096,8192]`) gained nothing narrowed,
+/// and parts of a few lines per row lost (the command line's, from a mapped file: 1.3×
+/// slower), hence the 16 and 4 KiB.
 pub(crate) fn band_columns(band: u64, width: u64, row_bytes: u64, stride: i64, straddles: bool) -> u64 {
-    let (every, bytes) =
-        if straddles { (STRADDLING_STRIDE, STRADDLING_BAND_BYTES) } else { (ALIASED_STRIDE, ALIASED_BAND_BYTES) };
+    let bytes = if straddles { STRADDLING_BAND_BYTES } else { ALIASED_BAND_BYTES };
     let stride = stride.unsigned_abs();
-    if stride == 0 || stride.checked_rem(every) != Some(0) || row_bytes < ALIASED_ROW_BYTES {
+    if stride == 0 || stride.checked_rem(NARROWED_STRIDE) != Some(0) || row_bytes < ALIASED_ROW_BYTES {
         return band;
     }
     band.min(bytes.checked_div(width).unwrap_or(band))

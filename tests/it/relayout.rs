@@ -826,20 +826,24 @@ fn every_group_packed_across_rows_matches_the_reference() {
     }
 }
 
-/// Transposes whose source rows lie 32 KiB apart (`f32` and `u64`) or 64 KiB apart (`bf16`) and
-/// are read 4 KiB or more at a time walk narrowed bands from a source off a line, 128 bytes of
-/// destination row, and from one on a line 256 bytes when the rows are 64 KiB apart (`bf16`) or
-/// 2 KiB (`plan::band_columns`; `--explain` says so): whole bands and a ragged one, rows that wrap on a destination 16 bytes
-/// past a line (192-byte rows) and rows that do not (160 bytes), whole and in parts (one part
-/// too short to narrow its bands), both stores: the reference's bytes.
+/// Transposes whose source rows lie 16 KiB apart (`f32`), 32 KiB (`f32` and `u64`) or 64 KiB
+/// (`bf16`) and are read 4 KiB or more at a time walk narrowed bands, 128 bytes of destination
+/// row from a source off a line and 256 from one on a line (`plan::band_columns`; `--explain`
+/// says so): whole bands and a ragged one, rows that wrap on a destination 16 bytes past a line
+/// (192-byte rows) and rows that do not (160 bytes), whole and in parts (one part too short to
+/// narrow its bands), both stores: the reference's bytes.
 #[test]
 fn narrowed_bands_match_the_reference() {
-    for (t, rows, cols) in [("f32", 8192u64, 48u64), ("f32", 8192, 40), ("u64", 4096, 20), ("bf16", 32768, 96)] {
+    let cases = [("f32", 4096u64, 48u64), ("f32", 8192, 48), ("f32", 8192, 40), ("u64", 4096, 20), ("bf16", 32768, 96)];
+    for (t, rows, cols) in cases {
         let list = format!("{rows},{cols}");
         let (a, b) = (shape(&format!("{t}[{list}]{{0,1}}")), shape(&format!("{t}[{list}]{{1,0}}")));
         let plan = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap();
         assert!(
-            plan.explain().contains(" from a source off a cache line: the source rows are a multiple of "),
+            plan.explain().contains(
+                "in bands of 256 bytes of destination row (128 from a source off a cache line: the source rows are a \
+                 multiple of 16 KiB apart)"
+            ),
             "{t}[{list}]: {}",
             plan.explain()
         );
