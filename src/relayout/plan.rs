@@ -482,7 +482,7 @@ const STRADDLING_BAND_BYTES: u64 = 128;
 
 /// A band reads at least this many bytes of each of its source rows for [`band_columns`] to
 /// narrow it.
-const ALIASED_ROW_BYTES: u64 = 4 << 10;
+const NARROWED_ROW_BYTES: u64 = 4 << 10;
 
 /// The columns of a band of [`Order::Bands`] or [`Order::Fused`] (`band`, [`band_width`])
 /// of `width`-byte elements that reads `row_bytes` of each column's source
@@ -492,13 +492,13 @@ const ALIASED_ROW_BYTES: u64 = 4 << 10;
 /// destination row (`f32`: 32 columns) if the runs straddle lines and to 256 bytes (`f32`: 64
 /// columns) if they start on lines. The lines such a band keeps in flight, one or two per
 /// column (a straddling micro-tile leaves the second line of every run for the next tile-row),
-/// all fall in the same few cache sets, and a wide band's 512 columns are also 512 pages read
-/// at once. On the Zen 5 machine (issue 36, docs/relayout.md rule 10), one thread, memcpy /
+/// all fall in the same few cache sets; and a wide band reads 512 source rows at once, each on
+/// pages of its own. On the Zen 5 machine (issue 36, docs/relayout.md rule 10), one thread, memcpy /
 /// xla-shape, medians of three alternated bench runs: `f32[8192,2048]{0,1}` → `{1,0}` (rows 32
 /// KiB apart) from a source 16 bytes past a line 0.30–0.36 in bands of 512 columns, 0.47–0.49
 /// in 32; `f32[16384,4096]` (64 KiB) from a source on a line 0.21–0.22 in 512 columns, 0.43–0.46
 /// in 64. Rows 16 and 32 KiB apart narrowed on 2026-11-29, a day the wide bands ran at
-/// 0.22–0.36 (`f32[4096,4096]` on a page 0.28–0.33 wide, 0.51–0.53 narrowed; rows 32 KiB
+/// 0.22–0.39 (`f32[4096,4096]` on a page 0.28–0.30 wide, 0.49–0.51 narrowed; rows 32 KiB
 /// apart 0.29 → 0.53, two threads 0.33 → 0.40); on a day they ran at 0.56–0.60, the narrowed
 /// bands measured 0.43–0.50 (`f32[4096,4096]`, one program). Narrowed, the worse day is the
 /// better one. Rows 8 KiB apart (`u8[8192,8192]`, `bf16[4096,8192]`) gained nothing narrowed,
@@ -507,7 +507,7 @@ const ALIASED_ROW_BYTES: u64 = 4 << 10;
 pub(crate) fn band_columns(band: u64, width: u64, row_bytes: u64, stride: i64, straddles: bool) -> u64 {
     let bytes = if straddles { STRADDLING_BAND_BYTES } else { ALIASED_BAND_BYTES };
     let stride = stride.unsigned_abs();
-    if stride == 0 || stride.checked_rem(NARROWED_STRIDE) != Some(0) || row_bytes < ALIASED_ROW_BYTES {
+    if stride == 0 || stride.checked_rem(NARROWED_STRIDE) != Some(0) || row_bytes < NARROWED_ROW_BYTES {
         return band;
     }
     band.min(bytes.checked_div(width).unwrap_or(band))
