@@ -231,7 +231,7 @@ pub fn run(args: &RelayoutArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
     };
     let plan = RelayoutPlan::new(src_side, to_array)?;
     // Two parts in flight: half the bound, the other half for a piped input.
-    let part = usize::try_from(memory(args) / 4).unwrap_or(usize::MAX);
+    let part = to_usize(memory(args) / 4);
     if args.explain {
         let mut text = plan.explain();
         if let Some(blocks) = Blocks::new(src_side, to_array, part)? {
@@ -246,7 +246,7 @@ pub fn run(args: &RelayoutArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
         return Ok(Status::Ok);
     }
     let header = if args.npy_out { npy_out_header(element_type, &dims)? } else { Vec::new() };
-    let expected = u64::try_from(plan.src_len()).unwrap_or(u64::MAX);
+    let expected = len_u64(plan.src_len());
     let what = if args.npy_in { "the .npy data" } else { "the physical size of FROM" };
     // The output first: one that cannot be written fails before a long input is read, and
     // its temporary file exists for the whole run.
@@ -255,8 +255,7 @@ pub fn run(args: &RelayoutArgs, io: &mut Io<'_>) -> Result<Status, Failure> {
         None => Sink::Stdout(&mut *io.stdout),
     };
     let source = input.load(expected, args, what)?;
-    let total =
-        u64::try_from(plan.dst_len()).unwrap_or(u64::MAX).saturating_add(u64::try_from(header.len()).unwrap_or(0));
+    let total = len_u64(plan.dst_len()).saturating_add(len_u64(header.len()));
     let bar = (total > PROGRESS_BYTES && std::io::stderr().is_terminal())
         .then(|| indicatif::ProgressBar::with_draw_target(Some(total), indicatif::ProgressDrawTarget::stderr()));
     sink.reserve(total)?;
