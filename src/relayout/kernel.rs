@@ -6,7 +6,7 @@
 //! is inside its buffer.
 
 use super::lines::Lines;
-use super::plan::{Axis, Order, Stores, asks_ahead, band_columns, band_width, short_run};
+use super::plan::{AHEAD_LINES, Axis, Order, Stores, asks_ahead, band_columns, band_width, short_run};
 use super::stream::{self, LINE};
 use super::tile::{self, ZERO_LINE};
 use crate::memory::extent::{len_u64, to_i64};
@@ -253,10 +253,15 @@ pub(crate) fn transpose<const N: usize>(
         Order::Bands | Order::SourceRuns => None,
     };
     let short = short_axis::<N>((minor, inner), fused);
-    let prefetch = order == Order::SourceRuns && asks_ahead(minor.extent);
+    let ahead = match order {
+        _ if !asks_ahead(minor.extent) => Ahead::Off,
+        Order::SourceRuns => Ahead::NextBand,
+        Order::Bands => Ahead::Columns(AHEAD_LINES.max(<Bytes<N> as Width>::M as u64)),
+        Order::Fused => Ahead::Off,
+    };
     let rows_wrap = short == Short::Neither && src_minor.checked_add(1) == Some(outer.len());
     let wrap = if rows_wrap && wraps::<N>(minor, inner) { lead::<N>(dst, d) } else { 0 };
-    let walk = Walk { src, pair: (minor, inner), fused, short, band, stores, prefetch, wrap };
+    let walk = Walk { src, pair: (minor, inner), fused, short, band, stores, ahead, wrap };
     walk.run::<N>(dst, outer, src_minor, s, d, Band::default());
     if stores == Stores::Streaming {
         stream::fence();
@@ -318,13 +323,27 @@ struct Walk<'a> {
     /// Destination-minor columns per band, at least one micro-tile.
     band: u64,
     stores: Stores,
-    /// Whether the walk asks for each band's source runs one band ahead ([`asks_ahead`]).
-    prefetch: bool,
+    /// What source the walk asks for ahead of its micro-tiles ([`asks_ahead`]).
+    ahead: Ahead,
     /// The rows wrap ([`wraps`]) by this many columns (0: they do not): the micro-tiles start
     /// at column `wrap` of each row, on a destination line, and the last one of a row takes
     /// its last columns and the next row's first `wrap`. The first row's first columns are moved
     /// on their own ([`Walk::head`]), and the last row's last tile stops at the row's end.
     wrap: u64,
+}
+
+/// What source a transpose's walk asks for ahead (`prefetcht0`, a hint that reads nothing), when
+/// its rows are short enough ([`asks_ahead`]) that they end before the hardware's prefetchers
+/// have learnt them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ahead {
+    /// Nothing: long rows are the hardware's prefetchers' own work.
+    Off,
+    /// [`Order::SourceRuns`]: each band's (one micro-tile's) source runs, one band ahead.
+    NextBand,
+    /// [`Order::Bands`]: in each tile-row, the source runs of the micro-tile this many columns
+    /// on ([`AHEAD_LINES`], at least the next micro-tile).
+    Columns(u64),
 }
 
 /// One row of micro-tiles: rows `first .. first + rows` of the row axis (the source-minor axis,
@@ -398,7 +417,7 @@ impl Walk<'_> {
                 }
                 while i < total {
                     let rows = per.min(total.wrapping_sub(i));
-                    if self.prefetch && stepped && after.is_empty() {
+                    if self.ahead == Ahead::NextBand && stepped && after.is_empty() {
                         self.prefetch::<N>(s, axis, i, j1);
                     }
                     let (s, d, first) =
@@ -476,12 +495,15 @@ impl Walk<'_> {
         let mut i: u64 = 0;
         // Without wrapped rows the last tile-row has no seam to cut: the strip takes it too.
         while i.checked_add(m).is_some_and(|end| end < total || (end == total && self.wrap == 0)) {
-            if self.prefetch {
+            if self.ahead == Ahead::NextBand {
                 self.prefetch::<N>(s, rows, i, j1);
             }
             let (si, di) = (step(s, i, rows.src), step(d, i, rows.dst));
             let mut column0 = j0;
             while column0 < ragged {
+                if let Ahead::Columns(ahead) = self.ahead {
+                    self.prefetch::<N>(s, rows, i, column0.saturating_add(ahead));
+                }
                 let column = column0.saturating_add(self.wrap);
                 let seam = inner.extent.saturating_sub(column);
                 let (from, to) = (step(si, column, inner.src), step(di, column, inner.dst));
@@ -554,8 +576,8 @@ impl Walk<'_> {
         i
     }
 
-    /// Asks for the source runs of the micro-tile at row `i` of the next band (columns
-    /// `next ..`), when [`asks_ahead`] said so for the walk.
+    /// Asks for the source runs of the micro-tile at row `i` and columns `next ..` (the next
+    /// band's, or the one [`Ahead::Columns`] on), when [`asks_ahead`] said so for the walk.
     fn prefetch<const N: usize>(&self, s: i64, rows: &Axis, i: u64, next: u64)
     where
         Bytes<N>: Width,

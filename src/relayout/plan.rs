@@ -175,8 +175,13 @@ impl Strategy {
                         Kernel::Rows => "rows: the innermost axis copied as one run".to_owned(),
                         Kernel::Transpose { src_minor, order: Order::Bands } => format!(
                             "transpose of axis {src_minor} (source-minor) and the innermost axis, 64-byte micro-tiles \
-                             in bands of {}",
-                            band_text(block, src_minor, None)
+                             in bands of {}{}",
+                            band_text(block, src_minor, None),
+                            if block.axes.get(src_minor).is_some_and(|a| asks_ahead(a.extent)) {
+                                format!(", each micro-tile's source asked for {AHEAD_LINES} lines ahead")
+                            } else {
+                                String::new()
+                            }
                         ),
                         Kernel::Transpose { src_minor, order: Order::Fused } => format!(
                             "transpose of axes {} and {src_minor} (fused: together contiguous in the source, \
@@ -547,15 +552,25 @@ pub(crate) fn short_run(short: Axis, (short_stride, long_stride): (i64, i64), wi
         && i64::try_from(short.extent).ok().and_then(|e| e.checked_mul(width)) == Some(long_stride)
 }
 
-/// Whether [`Order::SourceRuns`] asks for each band's source runs one band ahead: when a band's
-/// source, `M` runs of `rows` elements (`rows` lines of 64 bytes whatever the width), is at most
-/// [`PREFETCH_BAND_BYTES`]. Such rows end before the hardware's prefetchers have learnt them
-/// (r3's are 1 KiB, 16 lines), so each band would otherwise start by waiting for memory; and a
-/// part of the command line's output (a few source lines from each of many pages) has its
-/// page walks started early. Longer rows are the prefetchers' own work.
+/// Whether a transpose asks for its source ahead ([`Order::SourceRuns`]: each band's source
+/// runs one band ahead; [`Order::Bands`]: in each tile-row, the micro-tile [`AHEAD_LINES`] on):
+/// when a band's source, `M` runs of `rows` elements (`rows` lines of 64 bytes whatever the
+/// width), is at most [`PREFETCH_BAND_BYTES`]. Such rows end before the hardware's prefetchers
+/// have learnt them (r3's are 1 KiB, 16 lines), so each band would otherwise start by waiting
+/// for memory; and a part of the command line's output (a few source lines from each of many
+/// pages) has its page walks started early. Longer rows are the prefetchers' own work.
 pub(crate) fn asks_ahead(rows: u64) -> bool {
     rows.saturating_mul(super::stream::LINE as u64) <= PREFETCH_BAND_BYTES
 }
+
+/// In [`Order::Bands`], when [`asks_ahead`] says so, each tile-row asks for the source runs of
+/// the micro-tile this many source lines on (a micro-tile reads one line of each of its `M`
+/// runs: `f32` two tiles on, `bf16` and `u8` the next). Measured on the Zen 5 machine (issue
+/// 36, docs/relayout.md rule 10), one thread, `Vec`s on and 16 bytes past a line: r3
+/// `f32[256,256,256]{2,1,0}` → `{1,0,2}` 0.37 → 0.56 and 0.42 → 0.48× memcpy, and 32 lines
+/// ahead was as fast as 64 or 128 or faster; rows of 1024 elements or more gained nothing or
+/// lost (the hardware's prefetchers have them).
+pub(crate) const AHEAD_LINES: u64 = 32;
 
 /// The largest band [`asks_ahead`] fetches the next one for (rows of 512 elements): of 16, 32
 /// and 64 KiB, 32 was the fastest on r3 at 512 MiB (rows of 512 elements: 62–64 ms → 52–54 ms

@@ -861,6 +861,41 @@ fn narrowed_bands_match_the_reference() {
     }
 }
 
+/// Transposes in bands whose source rows are short (at most 512 elements: r3's `{2,1,0}` →
+/// `{1,0,2}`) ask for the source of the micro-tile 32 lines on in each tile-row
+/// (`plan::AHEAD_LINES`; `--explain` says so), and longer rows do not: a hint that reads
+/// nothing, so every case moves the reference's bytes, with ragged bands and tile-rows, on and
+/// off a line, whole and in parts.
+#[test]
+fn short_rows_ask_ahead_and_match_the_reference() {
+    let ahead = ", each micro-tile's source asked for 32 lines ahead";
+    for (t, dims, asks) in [
+        ("f32", [4u64, 200, 72], true),
+        ("bf16", [3, 260, 100], true),
+        ("u8", [2, 300, 130], true),
+        ("u64", [5, 120, 36], true),
+        ("f32", [2, 300, 520], false),
+    ] {
+        let list = dims.map(|d| d.to_string()).join(",");
+        let (a, b) = (shape(&format!("{t}[{list}]{{2,1,0}}")), shape(&format!("{t}[{list}]{{1,0,2}}")));
+        let plan = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap();
+        let explained = plan.explain();
+        assert!(explained.contains("in bands of"), "{t}[{list}]: {explained}");
+        assert_eq!(explained.contains(ahead), asks, "{t}[{list}]: {explained}");
+        let element_type = a.as_array().unwrap().element_type();
+        let (a, b) = (Side::Layout(a), Side::Layout(b));
+        let input: Vec<u8> = (0..a.len()).map(|k| u8::try_from(k * 7 % 251).unwrap()).collect();
+        for offsets in [(0, 0), (16, 16), (48, 16)] {
+            at_offset_whole_and_in_parts(
+                (element_type, dims.to_vec(), a.clone(), b.clone(), input.clone()),
+                offsets,
+                &[1, 500, 733],
+            )
+            .unwrap();
+        }
+    }
+}
+
 /// Tiled transposes of row-major arrays (`{0,1:T(8,128)}` and `{0,1:T(8,128)(2,1)}`,
 /// `{0,1:T(16,128)(2,1)}`: fused rows, `kernel::Walk::fused_strip`) with whole tile-rows and a
 /// partial one, from sources and into destinations on and off a line (rows that wrap, each
