@@ -256,8 +256,9 @@ pub(crate) fn transpose<const N: usize>(
     let ahead = match order {
         _ if !asks_ahead(minor.extent) => Ahead::Off,
         Order::SourceRuns => Ahead::NextBand,
-        Order::Bands => Ahead::Columns(AHEAD_LINES.max(<Bytes<N> as Width>::M as u64)),
-        Order::Fused => Ahead::Off,
+        // A (de)interleave walks whole rows of sub-tiles, not the strip.
+        Order::Bands if short == Short::Neither => Ahead::Columns(AHEAD_LINES.max(<Bytes<N> as Width>::M as u64)),
+        Order::Bands | Order::Fused => Ahead::Off,
     };
     let rows_wrap = short == Short::Neither && src_minor.checked_add(1) == Some(outer.len());
     let wrap = if rows_wrap && wraps::<N>(minor, inner) { lead::<N>(dst, d) } else { 0 };

@@ -177,11 +177,7 @@ impl Strategy {
                             "transpose of axis {src_minor} (source-minor) and the innermost axis, 64-byte micro-tiles \
                              in bands of {}{}",
                             band_text(block, src_minor, None),
-                            if block.axes.get(src_minor).is_some_and(|a| asks_ahead(a.extent)) {
-                                format!(", each micro-tile's source asked for {AHEAD_LINES} lines ahead")
-                            } else {
-                                String::new()
-                            }
+                            ahead_text(block, src_minor)
                         ),
                         Kernel::Transpose { src_minor, order: Order::Fused } => format!(
                             "transpose of axes {} and {src_minor} (fused: together contiguous in the source, \
@@ -571,6 +567,20 @@ pub(crate) fn asks_ahead(rows: u64) -> bool {
 /// ahead was as fast as 64 or 128 or faster; rows of 1024 elements or more gained nothing or
 /// lost (the hardware's prefetchers have them).
 pub(crate) const AHEAD_LINES: u64 = 32;
+
+/// What `--explain` adds for a transpose in bands (`block`'s axes in bytes, `src_minor` its
+/// source-minor axis) whose walk asks for its source [`AHEAD_LINES`] on: when [`asks_ahead`]
+/// says so and it does not (de)interleave ([`interleaving`]: those walk whole rows of sub-tiles).
+fn ahead_text(block: &Block, src_minor: usize) -> String {
+    let width = block.axes.last().map_or(0, |inner| inner.dst);
+    if block.axes.get(src_minor).is_some_and(|minor| asks_ahead(minor.extent))
+        && !interleaving(&block.axes, src_minor, width)
+    {
+        format!(", each micro-tile's source asked for {AHEAD_LINES} lines ahead")
+    } else {
+        String::new()
+    }
+}
 
 /// The largest band [`asks_ahead`] fetches the next one for (rows of 512 elements): of 16, 32
 /// and 64 KiB, 32 was the fastest on r3 at 512 MiB (rows of 512 elements: 62–64 ms → 52–54 ms

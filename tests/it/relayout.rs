@@ -865,7 +865,7 @@ fn narrowed_bands_match_the_reference() {
 /// `{1,0,2}`) ask for the source of the micro-tile 32 lines on in each tile-row
 /// (`plan::AHEAD_LINES`; `--explain` says so), and longer rows do not: a hint that reads
 /// nothing, so every case moves the reference's bytes, with ragged bands and tile-rows, on and
-/// off a line, whole and in parts.
+/// off a line, whole and in parts. A (de)interleave in bands does not ask.
 #[test]
 fn short_rows_ask_ahead_and_match_the_reference() {
     let ahead = ", each micro-tile's source asked for 32 lines ahead";
@@ -893,6 +893,12 @@ fn short_rows_ask_ahead_and_match_the_reference() {
             )
             .unwrap();
         }
+    }
+    // A (de)interleave in bands walks whole rows of `(2,1)` sub-tiles: it does not ask ahead.
+    for (a, b) in [("{1,0}", "{1,0:T(8,128)(2,1)}"), ("{1,0:T(8,128)(2,1)}", "{1,0}")] {
+        let (a, b) = (shape(&format!("bf16[64,512]{a}")), shape(&format!("bf16[64,512]{b}")));
+        let explained = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap().explain();
+        assert!(explained.contains("in bands of") && !explained.contains(ahead), "{explained}");
     }
 }
 
