@@ -343,7 +343,7 @@ enum Ahead {
     /// [`Order::SourceRuns`]: each band's (one micro-tile's) source runs, one band ahead.
     NextBand,
     /// [`Order::Bands`]: in each tile-row, the source runs of the micro-tile this many columns
-    /// on ([`AHEAD_LINES`], at least the next micro-tile).
+    /// on ([`AHEAD_LINES`], at least the next micro-tile), each run's last line.
     Columns(u64),
 }
 
@@ -419,7 +419,7 @@ impl Walk<'_> {
                 while i < total {
                     let rows = per.min(total.wrapping_sub(i));
                     if self.ahead == Ahead::NextBand && stepped && after.is_empty() {
-                        self.prefetch::<N>(s, axis, i, j1);
+                        self.prefetch::<N>(s, axis, i, (j1, false));
                     }
                     let (s, d, first) =
                         if stepped { (step(s, i, axis.src), step(d, i, axis.dst), 0) } else { (s, d, i) };
@@ -497,13 +497,13 @@ impl Walk<'_> {
         // Without wrapped rows the last tile-row has no seam to cut: the strip takes it too.
         while i.checked_add(m).is_some_and(|end| end < total || (end == total && self.wrap == 0)) {
             if self.ahead == Ahead::NextBand {
-                self.prefetch::<N>(s, rows, i, j1);
+                self.prefetch::<N>(s, rows, i, (j1, false));
             }
             let (si, di) = (step(s, i, rows.src), step(d, i, rows.dst));
             let mut column0 = j0;
             while column0 < ragged {
                 if let Ahead::Columns(ahead) = self.ahead {
-                    self.prefetch::<N>(s, rows, i, column0.saturating_add(ahead));
+                    self.prefetch::<N>(s, rows, i, (column0.saturating_add(ahead), true));
                 }
                 let column = column0.saturating_add(self.wrap);
                 let seam = inner.extent.saturating_sub(column);
@@ -578,8 +578,10 @@ impl Walk<'_> {
     }
 
     /// Asks for the source runs of the micro-tile at row `i` and columns `next ..` (the next
-    /// band's, or the one [`Ahead::Columns`] on), when [`asks_ahead`] said so for the walk.
-    fn prefetch<const N: usize>(&self, s: i64, rows: &Axis, i: u64, next: u64)
+    /// band's, or the one [`Ahead::Columns`] on), when [`asks_ahead`] said so for the walk: the
+    /// line of each run's first byte, or with `last` of its last byte. A run off a line spans two
+    /// lines, and the tile-row before it has read the first (its own runs' second lines).
+    fn prefetch<const N: usize>(&self, s: i64, rows: &Axis, i: u64, (next, last): (u64, bool))
     where
         Bytes<N>: Width,
     {
@@ -592,7 +594,7 @@ impl Walk<'_> {
         let base = step(step(s, i, rows.src), next.saturating_add(self.wrap), inner.src);
         for j in 0..m.min(inner.extent.wrapping_sub(next)) {
             if let Some(offset) = at(step(base, j, inner.src)) {
-                tile::prefetch(self.src, offset);
+                tile::prefetch(self.src, if last { offset.saturating_add(LINE - 1) } else { offset });
             }
         }
     }
