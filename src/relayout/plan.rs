@@ -562,10 +562,11 @@ pub(crate) fn asks_ahead(rows: u64) -> bool {
 /// In [`Order::Bands`], when [`asks_ahead`] says so, each tile-row asks for the source runs of
 /// the micro-tile this many source lines on (a micro-tile reads one line of each of its `M`
 /// runs: `f32` two tiles on, `bf16` and `u8` the next). Measured on the Zen 5 machine (issue
-/// 36, docs/relayout.md rule 10), one thread, `Vec`s on and 16 bytes past a line: r3
-/// `f32[256,256,256]{2,1,0}` → `{1,0,2}` 0.37 → 0.56 and 0.42 → 0.48× memcpy, and 32 lines
-/// ahead was as fast as 64 or 128 or faster; rows of 1024 elements or more gained nothing or
-/// lost (the hardware's prefetchers have them).
+/// 36, docs/relayout.md rule 10 and "Speed"), one thread, memcpy / xla-shape: r3
+/// `f32[256,256,256]{2,1,0}` → `{1,0,2}` in the bench 0.34–0.39 → 0.53–0.56 on pages and
+/// 0.37–0.39 → 0.42–0.47 on `Vec`s; in one program, `Vec`s on a line and 16 bytes past one,
+/// 0.38 → 0.52 and 0.40 → 0.52. 32 lines ahead was as fast as 64 or 128 or faster; rows of 1024
+/// elements or more gained nothing or lost (the hardware's prefetchers have them).
 pub(crate) const AHEAD_LINES: u64 = 32;
 
 /// What `--explain` adds for a transpose in bands (`block`'s axes in bytes, `src_minor` its
