@@ -6,7 +6,7 @@
 //! is inside its buffer.
 
 use super::lines::Lines;
-use super::plan::{AHEAD_LINES, Axis, Order, Stores, asks_ahead, band_columns, band_width, short_run};
+use super::plan::{AHEAD_LINES, Axis, Order, Stores, asks_ahead, band_columns, band_width, bands_ask_ahead, short_run};
 use super::stream::{self, LINE};
 use super::tile::{self, ZERO_LINE};
 use crate::memory::extent::{len_u64, to_i64};
@@ -254,11 +254,11 @@ pub(crate) fn transpose<const N: usize>(
     };
     let short = short_axis::<N>((minor, inner), fused);
     let ahead = match order {
-        _ if !asks_ahead(minor.extent) => Ahead::Off,
-        Order::SourceRuns => Ahead::NextBand,
-        // A (de)interleave walks whole rows of sub-tiles, not the strip.
-        Order::Bands if short == Short::Neither => Ahead::Columns(AHEAD_LINES.max(<Bytes<N> as Width>::M as u64)),
-        Order::Bands | Order::Fused => Ahead::Off,
+        Order::SourceRuns if asks_ahead(minor.extent) => Ahead::NextBand,
+        Order::Bands if bands_ask_ahead(axes, src_minor, to_i64(len_u64(N))) => {
+            Ahead::Columns(AHEAD_LINES.max(<Bytes<N> as Width>::M as u64))
+        }
+        Order::SourceRuns | Order::Bands | Order::Fused => Ahead::Off,
     };
     let rows_wrap = short == Short::Neither && src_minor.checked_add(1) == Some(outer.len());
     let wrap = if rows_wrap && wraps::<N>(minor, inner) { lead::<N>(dst, d) } else { 0 };
@@ -419,7 +419,7 @@ impl Walk<'_> {
                 while i < total {
                     let rows = per.min(total.wrapping_sub(i));
                     if self.ahead == Ahead::NextBand && stepped && after.is_empty() {
-                        self.prefetch::<N>(s, axis, i, (j1, false));
+                        self.prefetch::<N>(s, axis, i, j1);
                     }
                     let (s, d, first) =
                         if stepped { (step(s, i, axis.src), step(d, i, axis.dst), 0) } else { (s, d, i) };
@@ -497,13 +497,13 @@ impl Walk<'_> {
         // Without wrapped rows the last tile-row has no seam to cut: the strip takes it too.
         while i.checked_add(m).is_some_and(|end| end < total || (end == total && self.wrap == 0)) {
             if self.ahead == Ahead::NextBand {
-                self.prefetch::<N>(s, rows, i, (j1, false));
+                self.prefetch::<N>(s, rows, i, j1);
             }
             let (si, di) = (step(s, i, rows.src), step(d, i, rows.dst));
             let mut column0 = j0;
             while column0 < ragged {
                 if let Ahead::Columns(ahead) = self.ahead {
-                    self.prefetch::<N>(s, rows, i, (column0.saturating_add(ahead), true));
+                    self.prefetch::<N>(s, rows, i, column0.saturating_add(ahead));
                 }
                 let column = column0.saturating_add(self.wrap);
                 let seam = inner.extent.saturating_sub(column);
@@ -579,9 +579,10 @@ impl Walk<'_> {
 
     /// Asks for the source runs of the micro-tile at row `i` and columns `next ..` (the next
     /// band's, or the one [`Ahead::Columns`] on), when [`asks_ahead`] said so for the walk: the
-    /// line of each run's first byte, or with `last` of its last byte. A run off a line spans two
-    /// lines, and the tile-row before it has read the first (its own runs' second lines).
-    fn prefetch<const N: usize>(&self, s: i64, rows: &Axis, i: u64, (next, last): (u64, bool))
+    /// line of each run's first byte, or under [`Ahead::Columns`] of its last byte. A run off a
+    /// line spans two lines, and the tile-row before it has read the first (its own runs'
+    /// second lines).
+    fn prefetch<const N: usize>(&self, s: i64, rows: &Axis, i: u64, next: u64)
     where
         Bytes<N>: Width,
     {
@@ -592,6 +593,7 @@ impl Walk<'_> {
         }
         // A wrapping walk's tiles start `wrap` columns on.
         let base = step(step(s, i, rows.src), next.saturating_add(self.wrap), inner.src);
+        let last = matches!(self.ahead, Ahead::Columns(_));
         for j in 0..m.min(inner.extent.wrapping_sub(next)) {
             if let Some(offset) = at(step(base, j, inner.src)) {
                 tile::prefetch(self.src, if last { offset.saturating_add(LINE - 1) } else { offset });

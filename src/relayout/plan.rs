@@ -569,14 +569,20 @@ pub(crate) fn asks_ahead(rows: u64) -> bool {
 /// elements or more gained nothing or lost (the hardware's prefetchers have them).
 pub(crate) const AHEAD_LINES: u64 = 32;
 
+/// Whether a transpose in [`Order::Bands`] of `axes` (the innermost contiguous in the
+/// destination, `src_minor` in the source; elements of `width` bytes) asks for its source
+/// [`AHEAD_LINES`] on: when [`asks_ahead`] says so and it does not (de)interleave
+/// ([`interleaving`]: those walk whole rows of sub-tiles). The kernel's walk and `--explain`
+/// both ask here.
+pub(crate) fn bands_ask_ahead(axes: &[Axis], src_minor: usize, width: i64) -> bool {
+    axes.get(src_minor).is_some_and(|minor| asks_ahead(minor.extent)) && !interleaving(axes, src_minor, width)
+}
+
 /// What `--explain` adds for a transpose in bands (`block`'s axes in bytes, `src_minor` its
-/// source-minor axis) whose walk asks for its source [`AHEAD_LINES`] on: when [`asks_ahead`]
-/// says so and it does not (de)interleave ([`interleaving`]: those walk whole rows of sub-tiles).
+/// source-minor axis) whose walk asks for its source ahead ([`bands_ask_ahead`]).
 fn ahead_text(block: &Block, src_minor: usize) -> String {
     let width = block.axes.last().map_or(0, |inner| inner.dst);
-    if block.axes.get(src_minor).is_some_and(|minor| asks_ahead(minor.extent))
-        && !interleaving(&block.axes, src_minor, width)
-    {
+    if bands_ask_ahead(&block.axes, src_minor, width) {
         format!(", each micro-tile's source asked for {AHEAD_LINES} lines ahead")
     } else {
         String::new()
