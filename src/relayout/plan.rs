@@ -549,8 +549,8 @@ pub(crate) fn short_run(short: Axis, (short_stride, long_stride): (i64, i64), wi
 }
 
 /// Whether a transpose asks for its source ahead ([`Order::SourceRuns`]: each band's source
-/// runs one band ahead; [`Order::Bands`]: in each tile-row, the micro-tile [`AHEAD_LINES`] on):
-/// when a band's source, `M` runs of `rows` elements (`rows` lines of 64 bytes whatever the
+/// runs one band ahead; [`Order::Bands`]: in each tile-row, the micro-tile [`AHEAD_LINES`] on,
+/// unless it (de)interleaves, [`bands_ask_ahead`]): when a band's source, `M` runs of `rows` elements (`rows` lines of 64 bytes whatever the
 /// width), is at most [`PREFETCH_BAND_BYTES`]. Such rows end before the hardware's prefetchers
 /// have learnt them (r3's are 1 KiB, 16 lines), so each band would otherwise start by waiting
 /// for memory; and a part of the command line's output (a few source lines from each of many
