@@ -138,18 +138,21 @@ fn run_kernel(How { unit, stores, kernel }: How, (s, d): (i64, i64), axes: &[Axi
         },
         (
             Unit::Bits { .. },
-            Kernel::Unpack { bits } | Kernel::Pack { bits } | Kernel::PackRows { bits } | Kernel::UnpackRows { bits },
+            Kernel::Unpack { bits }
+            | Kernel::Pack { bits }
+            | Kernel::PackRows { bits, .. }
+            | Kernel::UnpackRows { bits, .. },
         ) => {
             // Whole destination lines stream at any alignment (`lines.rs`).
             let mut lines = Lines::new(stores);
             let out = (&mut *dst, &mut lines);
             match (kernel, bits) {
-                (Kernel::PackRows { .. }, 1) => pack::pack_rows::<1>(src, out, s, d, axes),
-                (Kernel::PackRows { .. }, 2) => pack::pack_rows::<2>(src, out, s, d, axes),
-                (Kernel::PackRows { .. }, _) => pack::pack_rows::<4>(src, out, s, d, axes),
-                (Kernel::UnpackRows { .. }, 1) => pack::unpack_rows::<1>(src, out, s, d, axes),
-                (Kernel::UnpackRows { .. }, 2) => pack::unpack_rows::<2>(src, out, s, d, axes),
-                (Kernel::UnpackRows { .. }, _) => pack::unpack_rows::<4>(src, out, s, d, axes),
+                (Kernel::PackRows { rows, .. }, 1) => pack::pack_rows::<1>(src, out, s, d, axes, rows),
+                (Kernel::PackRows { rows, .. }, 2) => pack::pack_rows::<2>(src, out, s, d, axes, rows),
+                (Kernel::PackRows { rows, .. }, _) => pack::pack_rows::<4>(src, out, s, d, axes, rows),
+                (Kernel::UnpackRows { rows, .. }, 1) => pack::unpack_rows::<1>(src, out, s, d, axes, rows),
+                (Kernel::UnpackRows { rows, .. }, 2) => pack::unpack_rows::<2>(src, out, s, d, axes, rows),
+                (Kernel::UnpackRows { rows, .. }, _) => pack::unpack_rows::<4>(src, out, s, d, axes, rows),
                 (Kernel::Unpack { .. }, 1) => pack::unpack::<1>(src, out, s, d, axes),
                 (Kernel::Unpack { .. }, 2) => pack::unpack::<2>(src, out, s, d, axes),
                 (Kernel::Unpack { .. }, _) => pack::unpack::<4>(src, out, s, d, axes),

@@ -443,7 +443,7 @@ fn check_overlap(dst: &Resolved) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::RelayoutPlan;
-    use super::plan::{Kernel, Order, Stores, Strategy};
+    use super::plan::{Kernel, Order, RowElements, Stores, Strategy};
     use crate::shape::ShapeBuf;
 
     fn plan(a: &str, b: &str) -> RelayoutPlan {
@@ -495,11 +495,15 @@ mod tests {
         assert_eq!(kernels(&plan("s2[64]{0}", "s2[64]{0:E(2)}")), [Kernel::Pack { bits: 2 }]);
         // int4 under TPU tiles: 8 rows' nibbles make each column's 32-bit word.
         let t = "s4[16,256]{1,0:T(8,128)(8,1)E(4)}";
-        assert_eq!(kernels(&plan("s4[16,256]{1,0}", t)), [Kernel::PackRows { bits: 4 }]);
-        assert_eq!(kernels(&plan(t, "s4[16,256]{1,0}")), [Kernel::UnpackRows { bits: 4 }]);
+        assert_eq!(kernels(&plan("s4[16,256]{1,0}", t)), [Kernel::PackRows { bits: 4, rows: RowElements::Bytes }]);
+        assert_eq!(kernels(&plan(t, "s4[16,256]{1,0}")), [Kernel::UnpackRows { bits: 4, rows: RowElements::Bytes }]);
+        // Packed along rows (XLA's CPU and GPU int4) ↔ across them (its TPU int4).
+        let rows = RowElements::Packed;
+        assert_eq!(kernels(&plan("s4[16,256]{1,0:E(4)}", t)), [Kernel::PackRows { bits: 4, rows }]);
+        assert_eq!(kernels(&plan(t, "s4[16,256]{1,0:E(4)}")), [Kernel::UnpackRows { bits: 4, rows }]);
         assert_eq!(
             kernels(&plan("u2[16,256]{1,0}", "u2[16,256]{1,0:T(8,128)(4,1)E(2)}")),
-            [Kernel::PackRows { bits: 2 }]
+            [Kernel::PackRows { bits: 2, rows: RowElements::Bytes }]
         );
         // A combine dimension is not a mixed-radix refinement: the general path.
         assert!(matches!(plan("f32[4,6]{1,0:T(*,2)}", "f32[4,6]{1,0}").strategy, Strategy::General { .. }));

@@ -17,7 +17,7 @@
 
 use super::kernel::{odometer, write_bits};
 use super::lines::Lines;
-use super::plan::Axis;
+use super::plan::{Axis, RowElements};
 use super::stream::LINE;
 use crate::memory::extent::{len_u64, to_i64};
 
@@ -156,7 +156,8 @@ const AHEAD: usize = 1024;
 
 /// A box packed across rows, as [`pack_rows`] (`pack`) and [`unpack_rows`] read it: the axes
 /// outside, the columns and the rows (the two innermost), `per` elements per packed byte, `group`
-/// packed bytes per column, `row` bytes between rows on the unpacked side, `n` columns.
+/// packed bytes per column, `row` bytes between rows on the side that holds whole rows, `n`
+/// columns, and how that side holds them (`along`).
 struct Across<'a> {
     outer: &'a [Axis],
     cols: &'a Axis,
@@ -165,23 +166,31 @@ struct Across<'a> {
     group: usize,
     row: usize,
     n: usize,
+    along: RowElements,
 }
 
 impl<'a> Across<'a> {
     /// `None` (element by element) unless the rows make whole groups of 1 to [`GROUP`] bytes one
-    /// slot apart on the packed side, whole bytes apart on the other, and the columns one byte on
-    /// the unpacked side and one group on the packed one: a window may have cut the rows short.
-    fn new<const BITS: u32>(axes: &'a [Axis], pack: bool) -> Option<Self> {
+    /// slot apart on the packed side, whole bytes apart on the other, and the columns one element
+    /// on the side of whole rows (a byte, or a slot of `along`'s packed rows, which must then be
+    /// whole bytes long) and one group on the packed one: a window may have cut the rows short.
+    fn new<const BITS: u32>(axes: &'a [Axis], pack: bool, along: RowElements) -> Option<Self> {
         let [outer @ .., cols, rows] = axes else { return None };
         let per = usize::try_from(8u32.checked_div(BITS)?).ok()?;
         let (m, n) = (usize::try_from(rows.extent).ok()?, usize::try_from(cols.extent).ok()?);
         let group = super::plan::group_bytes(i64::try_from(m).ok()?.checked_mul(i64::from(BITS))?)?;
-        // (column stride unpacked, column stride packed, row stride packed, row stride unpacked)
+        // (column stride along rows, column stride packed, row stride packed, row stride along)
         let strides =
             if pack { (cols.src, cols.dst, rows.dst, rows.src) } else { (cols.dst, cols.src, rows.src, rows.dst) };
         let row = usize::try_from(strides.3).ok()?;
-        let whole = (strides.0, strides.1, strides.2) == (8, to_i64(len_u64(group.checked_mul(8)?)), i64::from(BITS));
-        (whole && group <= GROUP && m <= ROWS && row % 8 == 0).then_some(Self {
+        let slot = match along {
+            RowElements::Bytes => 8,
+            RowElements::Packed => i64::from(BITS),
+        };
+        let whole =
+            (strides.0, strides.1, strides.2) == (slot, to_i64(len_u64(group.checked_mul(8)?)), i64::from(BITS));
+        let whole_bytes = along == RowElements::Bytes || n.checked_rem(per) == Some(0);
+        (whole && whole_bytes && group <= GROUP && m <= ROWS && row % 8 == 0).then_some(Self {
             outer,
             cols,
             rows,
@@ -189,7 +198,16 @@ impl<'a> Across<'a> {
             group,
             row: row / 8,
             n,
+            along,
         })
+    }
+
+    /// Bytes of a row's `columns` on the side of whole rows.
+    fn row_bytes(&self, columns: usize) -> usize {
+        match self.along {
+            RowElements::Bytes => columns,
+            RowElements::Packed => columns.checked_div(self.per).unwrap_or(0),
+        }
     }
 }
 
@@ -222,12 +240,16 @@ pub(crate) fn pack_rows<const BITS: u32>(
     s: i64,
     d: i64,
     axes: &[Axis],
+    along: RowElements,
 ) {
-    let Some(Across { outer, cols, rows, per, group, row, n }) = Across::new::<BITS>(axes, true) else {
+    let Some(across) = Across::new::<BITS>(axes, true, along) else {
         return super::kernel::bits(src, dst, s, d, axes, BITS, u64::from(BITS));
     };
+    let Across { outer, cols, rows, per, group, row, n, .. } = across;
     let (m, mask) = (per * group, u8::MAX >> (8 - BITS));
     let mut block = [0u8; PACK_COLS * GROUP];
+    // Packed source rows ([`RowElements::Packed`]) unpacked a block at a time, one per byte.
+    let mut stage = [[0u8; PACK_COLS]; ROWS];
     odometer(outer, s, d, &mut |s, d| {
         let Some((s, d)) = whole_bytes(s, d) else {
             return super::kernel::bits(src, dst, s, d, &[*cols, *rows], BITS, u64::from(BITS));
@@ -235,18 +257,29 @@ pub(crate) fn pack_rows<const BITS: u32>(
         // Each row's `n` columns and what follows them (asked for ahead), once for the box.
         let mut whole: [&[u8]; ROWS] = [&[]; ROWS];
         for (r, whole) in whole.iter_mut().take(m).enumerate() {
-            let Some(rest) = src.get(s + r * row..).filter(|rest| rest.len() >= n) else { return };
+            let Some(rest) = src.get(s + r * row..).filter(|rest| rest.len() >= across.row_bytes(n)) else { return };
             *whole = rest;
         }
         let mut c0 = 0;
         while c0 < n {
             let count = (n - c0).min(PACK_COLS);
-            let mut from: [&[u8]; ROWS] = [&[]; ROWS];
-            for (from, whole) in from.iter_mut().zip(&whole).take(m) {
-                *from = whole.get(c0..c0 + count).unwrap_or_default();
-                for line in (0..count).step_by(LINE) {
-                    super::tile::prefetch(whole, c0 + AHEAD + line);
+            // The block's bytes of each source row (whole bytes: `count` is a multiple of `per`
+            // when the rows are packed, `Across::new`).
+            let (at, bytes) = (across.row_bytes(c0), across.row_bytes(count));
+            for (whole, stage) in whole.iter().zip(&mut stage).take(m) {
+                for line in (0..bytes).step_by(LINE) {
+                    super::tile::prefetch(whole, at + AHEAD + line);
                 }
+                if along == RowElements::Packed {
+                    unpack_bytes::<BITS>(whole.get(at..at + bytes).unwrap_or_default(), &mut stage[..count]);
+                }
+            }
+            let mut from: [&[u8]; ROWS] = [&[]; ROWS];
+            for ((from, whole), stage) in from.iter_mut().zip(&whole).zip(&stage).take(m) {
+                *from = match along {
+                    RowElements::Bytes => whole.get(c0..c0 + count).unwrap_or_default(),
+                    RowElements::Packed => &stage[..count],
+                };
             }
             let out = &mut block[..count * group];
             let done = pack_lanes::<BITS>(&from, m, out);
@@ -298,15 +331,19 @@ pub(crate) fn unpack_rows<const BITS: u32>(
     s: i64,
     d: i64,
     axes: &[Axis],
+    along: RowElements,
 ) {
-    let Some(Across { outer, cols, rows, per, group, row, n }) = Across::new::<BITS>(axes, false) else {
-        return super::kernel::bits(src, dst, s, d, axes, BITS, 8);
+    let Some(across) = Across::new::<BITS>(axes, false, along) else {
+        return super::kernel::bits(src, dst, s, d, axes, BITS, slot::<BITS>(along));
     };
+    let Across { outer, cols, rows, per, group, row, n, .. } = across;
     let (m, mask) = (per * group, u8::MAX >> (8 - BITS));
     let mut stage: Vec<StageRow> = vec![[[0u8; LANE]; UNPACK_COLS / LANE]; m];
+    // A block's run of one row packed again ([`RowElements::Packed`]).
+    let mut packed = [0u8; UNPACK_COLS];
     odometer(outer, s, d, &mut |s, d| {
         let Some((s, d)) = whole_bytes(s, d) else {
-            return super::kernel::bits(src, dst, s, d, &[*cols, *rows], BITS, 8);
+            return super::kernel::bits(src, dst, s, d, &[*cols, *rows], BITS, slot::<BITS>(along));
         };
         let mut c0 = 0;
         while c0 < n {
@@ -324,11 +361,29 @@ pub(crate) fn unpack_rows<const BITS: u32>(
                 }
             }
             for (r, out) in stage.iter().enumerate() {
-                lines.put(dst, d + r * row + c0, &out.as_flattened()[..count]);
+                let run = &out.as_flattened()[..count];
+                let at = d + r * row + across.row_bytes(c0);
+                match along {
+                    RowElements::Bytes => lines.put(dst, at, run),
+                    RowElements::Packed => {
+                        // Whole bytes: `count` is a multiple of `per` (`Across::new`).
+                        let bytes = &mut packed[..across.row_bytes(count)];
+                        pack_bytes::<BITS>(run, bytes);
+                        lines.put(dst, at, bytes);
+                    }
+                }
             }
             c0 += count;
         }
     });
+}
+
+/// The destination slot of [`unpack_rows`]' elements, in bits: a byte, or packed along the rows.
+fn slot<const BITS: u32>(along: RowElements) -> u64 {
+    match along {
+        RowElements::Bytes => 8,
+        RowElements::Packed => u64::from(BITS),
+    }
 }
 
 /// [`unpack_rows`]' whole lanes of a block, in registers: `src` split into the first `m` rows

@@ -53,16 +53,28 @@ pub(crate) enum Kernel {
     Unpack { bits: u32 },
     /// `bits`-bit elements (1, 2 or 4), one per byte in the source, packed in the destination.
     Pack { bits: u32 },
-    /// `bits`-bit elements, one per byte in the source, packed in the destination across source
-    /// rows: the innermost axis steps through the rows of a tile's `(m,1)` sub-tile (destination
-    /// stride `bits`), whose `m · bits / 8` bytes per column the axis before it (one source byte,
-    /// one such group) lays side by side: `s4` `T(8,128)(8,1)E(4)`, `(2,1)E(4)`, …
-    PackRows { bits: u32 },
-    /// The inverse of [`Kernel::PackRows`]: packed across rows in the source, one per byte in the
-    /// destination (the same two innermost axes, strides swapped).
-    UnpackRows { bits: u32 },
+    /// `bits`-bit elements held along the source's rows (`rows`: one per byte, or packed),
+    /// packed in the destination across source rows: the innermost axis steps through the rows
+    /// of a tile's `(m,1)` sub-tile (destination stride `bits`), whose `m · bits / 8` bytes per
+    /// column the axis before it (one source element, one such group) lays side by side: `s4`
+    /// `T(8,128)(8,1)E(4)`, `(2,1)E(4)`, …
+    PackRows { bits: u32, rows: RowElements },
+    /// The inverse of [`Kernel::PackRows`]: packed across rows in the source, held along the
+    /// destination's rows as `rows` says (the same two innermost axes, strides swapped).
+    UnpackRows { bits: u32, rows: RowElements },
     /// Anything else: element by element along the innermost axis.
     Elements,
+}
+
+/// How the side of an across-rows kernel that holds whole rows ([`Kernel::PackRows`]' source,
+/// [`Kernel::UnpackRows`]' destination) holds their elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowElements {
+    /// One per byte, the value in its low bits (numpy's and `ml_dtypes`' `int4`).
+    Bytes,
+    /// Packed along the row, `8 / bits` to a byte, low bits first: the dense `{1,0:E(4)}` of
+    /// XLA's CPU and GPU runtimes.
+    Packed,
 }
 
 /// A strided box: element `k` (a multi-index over `axes`) moves from `src + Σ k·axis.src` to
@@ -200,11 +212,18 @@ impl Strategy {
                         ),
                         Kernel::Unpack { bits } => format!("unpack {bits}-bit elements"),
                         Kernel::Pack { bits } => format!("pack {bits}-bit elements"),
-                        Kernel::PackRows { bits } => {
+                        Kernel::PackRows { bits, rows: RowElements::Bytes } => {
                             format!("pack {bits}-bit elements across the innermost axis's rows, a column at a time")
                         }
-                        Kernel::UnpackRows { bits } => {
+                        Kernel::PackRows { bits, rows: RowElements::Packed } => format!(
+                            "repack {bits}-bit elements packed along rows across the innermost axis's rows, a column \
+                             at a time"
+                        ),
+                        Kernel::UnpackRows { bits, rows: RowElements::Bytes } => {
                             format!("unpack {bits}-bit elements packed across the innermost axis's rows")
+                        }
+                        Kernel::UnpackRows { bits, rows: RowElements::Packed } => {
+                            format!("repack {bits}-bit elements packed across the innermost axis's rows along rows")
                         }
                         Kernel::Elements => "element by element along the innermost axis".to_owned(),
                     };
@@ -633,11 +652,18 @@ fn finish_bits(block: Block, value: u32, src_slot: u64, dst_slot: u64) -> Block 
         Some(inner) if packed && (src_slot, dst_slot) == (8, bits) && (inner.src, inner.dst) == (8, to_i64(bits)) => {
             Kernel::Pack { bits: value }
         }
-        _ if packed && (src_slot, dst_slot) == (8, bits) && across(&mut axes, bits, true) => {
-            Kernel::PackRows { bits: value }
+        _ if packed && (src_slot, dst_slot) == (8, bits) && across(&mut axes, (bits, 8), true) => {
+            Kernel::PackRows { bits: value, rows: RowElements::Bytes }
         }
-        _ if packed && (src_slot, dst_slot) == (bits, 8) && across(&mut axes, bits, false) => {
-            Kernel::UnpackRows { bits: value }
+        _ if packed && (src_slot, dst_slot) == (bits, 8) && across(&mut axes, (bits, 8), false) => {
+            Kernel::UnpackRows { bits: value, rows: RowElements::Bytes }
+        }
+        // Packed on both sides: along the rows on one, across them on the other.
+        _ if packed && (src_slot, dst_slot) == (bits, bits) && across(&mut axes, (bits, bits), true) => {
+            Kernel::PackRows { bits: value, rows: RowElements::Packed }
+        }
+        _ if packed && (src_slot, dst_slot) == (bits, bits) && across(&mut axes, (bits, bits), false) => {
+            Kernel::UnpackRows { bits: value, rows: RowElements::Packed }
         }
         _ => Kernel::Elements,
     };
@@ -646,18 +672,19 @@ fn finish_bits(block: Block, value: u32, src_slot: u64, dst_slot: u64) -> Block 
 
 /// Whether `axes` pack (`pack`) or unpack `bits`-bit elements across rows ([`Kernel::PackRows`]):
 /// an axis of `m` elements one slot apart on the packed side, `m · bits` a whole 1, 2 or 4 bytes,
-/// and an axis stepping one byte on the other side and those `m · bits` on the packed one. If so,
-/// they become the two innermost axes, the rows innermost.
-fn across(axes: &mut Vec<Axis>, bits: u64, pack: bool) -> bool {
-    let bits = to_i64(bits);
+/// and an axis stepping one slot of the other side (`slot`: 8, a byte, or `bits`, packed along
+/// the rows) and those `m · bits` on the packed one. If so, they become the two innermost axes,
+/// the rows innermost.
+fn across(axes: &mut Vec<Axis>, (bits, slot): (u64, u64), pack: bool) -> bool {
+    let (bits, slot) = (to_i64(bits), to_i64(slot));
     let packed = |a: &Axis| if pack { a.dst } else { a.src };
-    let bytes = |a: &Axis| if pack { a.src } else { a.dst };
+    let along = |a: &Axis| if pack { a.src } else { a.dst };
     let rows = axes.iter().position(|a| {
         packed(a) == bits && i64::try_from(a.extent).is_ok_and(|e| group_bytes(e.saturating_mul(bits)).is_some())
     });
     let Some(rows) = rows else { return false };
     let group = i64::try_from(axes.get(rows).map_or(0, |a| a.extent)).unwrap_or(0).saturating_mul(bits);
-    let Some(cols) = axes.iter().position(|a| bytes(a) == 8 && packed(a) == group) else { return false };
+    let Some(cols) = axes.iter().position(|a| along(a) == slot && packed(a) == group) else { return false };
     if rows == cols {
         return false;
     }

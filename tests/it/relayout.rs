@@ -464,7 +464,8 @@ fn line_row_permutations() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Si
 
 /// Sub-byte elements packed (`E(bits)`) against one per byte, 1-D and 2-D, dense and under
 /// tiles with sub-tiles packed across rows (`s4` `T(8,128)(8,1)E(4)`, the int4 TPU layouts), and
-/// `T(8,128)` tiles, in either direction.
+/// `T(8,128)` tiles, in either direction; and packed along rows (`{1,0:E(4)}`, XLA's CPU and GPU
+/// int4) against packed across them.
 fn packed_pairs() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
     let types = prop_oneof![
         Just(PrimitiveType::S4),
@@ -473,13 +474,15 @@ fn packed_pairs() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side,
         Just(PrimitiveType::U2),
         Just(PrimitiveType::U1),
     ];
-    (types, 1i64..=outer(20), 1i64..=3000, 0u8..8, 0u32..3).prop_flat_map(|(t, rows, n, form, word)| {
+    (types, 1i64..=outer(20), 1i64..=3000, 0u8..10, 0u32..3).prop_flat_map(|(t, rows, n, form, word)| {
         let bits = t.bit_width().unwrap();
         // A sub-tile of `m` rows packed into 1, 2 or 4 bytes per column (`s4` `(8,1)`: a 32-bit
         // word), in a tile of at least as many rows.
         let m = (8u32 << word) / bits;
         let across = format!("T({},128)({m},1)E({bits})", m.max(8));
         let (dims, a, b) = match form {
+            8 => (vec![rows, n % 300 + 1], format!("{{1,0:E({bits})}}"), format!("{{1,0:{across}}}")),
+            9 => (vec![rows, n % 300 + 1], format!("{{1,0:{across}}}"), format!("{{1,0:E({bits})}}")),
             6 => (vec![rows, n % 300 + 1], "{1,0}".to_owned(), format!("{{1,0:{across}}}")),
             7 => (vec![rows, n % 300 + 1], format!("{{1,0:{across}}}"), "{1,0}".to_owned()),
             0 => (vec![n], "{0}".to_owned(), format!("{{0:E({bits})}}")),
@@ -795,8 +798,9 @@ fn int4_packs_across_a_tiles_rows() {
 
 /// Every group packed across rows that `Kernel::PackRows` and `UnpackRows` take — `s4`, `s2` and
 /// `u1` in groups of 1, 2 and 4 bytes per column (`(2,1)` to `(32,1)` sub-tiles: 2 to 32 rows) —
-/// both ways, whole lanes of 16 columns and the columns after them, on a line and 16 bytes past
-/// one, with streaming and ordinary stores: the reference's bytes. Deterministic, so that Miri
+/// both ways, from and to one element per byte and packed along rows (`{1,0:E(4)}`), whole lanes
+/// of 16 columns and the columns after them, on a line and 16 bytes past one, with streaming and
+/// ordinary stores: the reference's bytes. Deterministic, so that Miri
 /// (`tools/miri`) runs each register path the random properties may miss.
 #[test]
 fn every_group_packed_across_rows_matches_the_reference() {
@@ -807,7 +811,13 @@ fn every_group_packed_across_rows_matches_the_reference() {
             let m = (8 << word) / bits;
             let across = format!("{{1,0:T({},128)({m},1)E({bits})}}", m.max(8));
             let dims = [2 * u64::from(m.max(8)), cols];
-            for (a, b) in [("{1,0}".to_owned(), across.clone()), (across, "{1,0}".to_owned())] {
+            let packed = format!("{{1,0:E({bits})}}");
+            for (a, b) in [
+                ("{1,0}".to_owned(), across.clone()),
+                (across.clone(), "{1,0}".to_owned()),
+                (packed.clone(), across.clone()),
+                (across, packed),
+            ] {
                 let list = format!("{},{}", dims[0], dims[1]);
                 let (a, b): (ShapeBuf, ShapeBuf) =
                     (format!("{t}[{list}]{a}").parse().unwrap(), format!("{t}[{list}]{b}").parse().unwrap());
