@@ -248,8 +248,6 @@ pub(crate) fn pack_rows<const BITS: u32>(
     let Across { outer, cols, rows, per, group, row, n, .. } = across;
     let (m, mask) = (per * group, u8::MAX >> (8 - BITS));
     let mut block = [0u8; PACK_COLS * GROUP];
-    // Packed source rows ([`RowElements::Packed`]) unpacked a block at a time, one per byte.
-    let mut stage = [[0u8; PACK_COLS]; ROWS];
     odometer(outer, s, d, &mut |s, d| {
         let Some((s, d)) = whole_bytes(s, d) else {
             return super::kernel::bits(src, dst, s, d, &[*cols, *rows], BITS, u64::from(BITS));
@@ -266,28 +264,30 @@ pub(crate) fn pack_rows<const BITS: u32>(
             // The block's bytes of each source row (whole bytes: `count` is a multiple of `per`
             // when the rows are packed, `Across::new`).
             let (at, bytes) = (across.row_bytes(c0), across.row_bytes(count));
-            for (whole, stage) in whole.iter().zip(&mut stage).take(m) {
+            let mut from: [&[u8]; ROWS] = [&[]; ROWS];
+            for (from, whole) in from.iter_mut().zip(&whole).take(m) {
+                *from = whole.get(at..at + bytes).unwrap_or_default();
                 for line in (0..bytes).step_by(LINE) {
                     super::tile::prefetch(whole, at + AHEAD + line);
                 }
-                if along == RowElements::Packed {
-                    unpack_bytes::<BITS>(whole.get(at..at + bytes).unwrap_or_default(), &mut stage[..count]);
-                }
-            }
-            let mut from: [&[u8]; ROWS] = [&[]; ROWS];
-            for ((from, whole), stage) in from.iter_mut().zip(&whole).zip(&stage).take(m) {
-                *from = match along {
-                    RowElements::Bytes => whole.get(c0..c0 + count).unwrap_or_default(),
-                    RowElements::Packed => &stage[..count],
-                };
             }
             let out = &mut block[..count * group];
-            let done = pack_lanes::<BITS>(&from, m, out);
+            let done = match along {
+                RowElements::Bytes => pack_lanes::<BITS>(&from, m, out),
+                RowElements::Packed => repack_lanes::<BITS>(&from, m, out),
+            };
+            // Row `r`'s element at column `c` of the block.
+            let element = |r: usize, c: usize| match along {
+                RowElements::Bytes => from[r].get(c).copied().unwrap_or(0),
+                RowElements::Packed => {
+                    from[r].get(c / per).copied().unwrap_or(0) >> (u32::try_from(c % per).unwrap_or(0) * BITS)
+                }
+            };
             // Columns short of a lane (all of them off x86-64), one by one.
             for c in done..count {
                 for p in 0..group {
                     let bits = (0..per).fold(0u8, |acc, q| {
-                        acc | (from[p * per + q][c] & mask) << (u32::try_from(q).unwrap_or(0) * BITS)
+                        acc | (element(p * per + q, c) & mask) << (u32::try_from(q).unwrap_or(0) * BITS)
                     });
                     out[c * group + p] = bits;
                 }
@@ -309,6 +309,26 @@ fn pack_lanes<const BITS: u32>(rows: &[&[u8]; ROWS], m: usize, out: &mut [u8]) -
         16 => simd::pack_across::<BITS, 16>(rows.first_chunk().unwrap_or(&[&[]; 16]), out),
         _ => simd::pack_across::<BITS, ROWS>(rows, out),
     }
+}
+
+/// [`pack_rows`]' whole lanes from rows packed along themselves ([`RowElements::Packed`]), in
+/// registers: the first `m` of `rows` packed across them into `out`; returns the columns done
+/// (none off x86-64).
+#[cfg(target_arch = "x86_64")]
+fn repack_lanes<const BITS: u32>(rows: &[&[u8]; ROWS], m: usize, out: &mut [u8]) -> usize {
+    match m {
+        2 => simd::pack_across_packed::<BITS, 2>(rows.first_chunk().unwrap_or(&[&[]; 2]), out),
+        4 => simd::pack_across_packed::<BITS, 4>(rows.first_chunk().unwrap_or(&[&[]; 4]), out),
+        8 => simd::pack_across_packed::<BITS, 8>(rows.first_chunk().unwrap_or(&[&[]; 8]), out),
+        16 => simd::pack_across_packed::<BITS, 16>(rows.first_chunk().unwrap_or(&[&[]; 16]), out),
+        _ => simd::pack_across_packed::<BITS, ROWS>(rows, out),
+    }
+}
+
+/// No registers off x86-64: [`pack_rows`] packs every column one by one.
+#[cfg(not(target_arch = "x86_64"))]
+fn repack_lanes<const BITS: u32>(_rows: &[&[u8]; ROWS], _m: usize, _out: &mut [u8]) -> usize {
+    0
 }
 
 /// No registers off x86-64: [`pack_rows`] packs every column one by one.
@@ -338,9 +358,8 @@ pub(crate) fn unpack_rows<const BITS: u32>(
     };
     let Across { outer, cols, rows, per, group, row, n, .. } = across;
     let (m, mask) = (per * group, u8::MAX >> (8 - BITS));
+    // Each destination row's run of a block: a byte per column, or packed along the row.
     let mut stage: Vec<StageRow> = vec![[[0u8; LANE]; UNPACK_COLS / LANE]; m];
-    // A block's run of one row packed again ([`RowElements::Packed`]).
-    let mut packed = [0u8; UNPACK_COLS];
     odometer(outer, s, d, &mut |s, d| {
         let Some((s, d)) = whole_bytes(s, d) else {
             return super::kernel::bits(src, dst, s, d, &[*cols, *rows], BITS, slot::<BITS>(along));
@@ -350,28 +369,30 @@ pub(crate) fn unpack_rows<const BITS: u32>(
             let count = (n - c0).min(UNPACK_COLS);
             let at = s + c0 * group;
             let Some(from) = src.get(at..at + count * group) else { return };
-            let done = unpack_lanes::<BITS>(from, m, &mut stage);
+            let done = match along {
+                RowElements::Bytes => unpack_lanes::<BITS>(from, m, &mut stage),
+                RowElements::Packed => unrepack_lanes::<BITS>(from, m, &mut stage),
+            };
             // Columns short of a lane (all of them off x86-64), one by one.
             for c in done..count {
                 for p in 0..group {
                     for q in 0..per {
-                        stage[p * per + q].as_flattened_mut()[c] =
-                            (from[c * group + p] >> (u32::try_from(q).unwrap_or(0) * BITS)) & mask;
+                        let shift = u32::try_from(q).unwrap_or(0) * BITS;
+                        let value = (from[c * group + p] >> shift) & mask;
+                        let run = stage[p * per + q].as_flattened_mut();
+                        match along {
+                            RowElements::Bytes => run[c] = value,
+                            RowElements::Packed => {
+                                let slot = u32::try_from(c % per).unwrap_or(0) * BITS;
+                                run[c / per] = (run[c / per] & !(mask << slot)) | value << slot;
+                            }
+                        }
                     }
                 }
             }
             for (r, out) in stage.iter().enumerate() {
-                let run = &out.as_flattened()[..count];
                 let at = d + r * row + across.row_bytes(c0);
-                match along {
-                    RowElements::Bytes => lines.put(dst, at, run),
-                    RowElements::Packed => {
-                        // Whole bytes: `count` is a multiple of `per` (`Across::new`).
-                        let bytes = &mut packed[..across.row_bytes(count)];
-                        pack_bytes::<BITS>(run, bytes);
-                        lines.put(dst, at, bytes);
-                    }
-                }
+                lines.put(dst, at, &out.as_flattened()[..across.row_bytes(count)]);
             }
             c0 += count;
         }
@@ -397,6 +418,26 @@ fn unpack_lanes<const BITS: u32>(src: &[u8], m: usize, stage: &mut [StageRow]) -
         16 => simd::unpack_across::<BITS, 16>(src, stage),
         _ => simd::unpack_across::<BITS, ROWS>(src, stage),
     }
+}
+
+/// [`unpack_rows`]' whole lanes into rows packed along themselves ([`RowElements::Packed`]), in
+/// registers: `src` split into the first `m` rows of `stage`, packed; returns the columns done
+/// (none off x86-64).
+#[cfg(target_arch = "x86_64")]
+fn unrepack_lanes<const BITS: u32>(src: &[u8], m: usize, stage: &mut [StageRow]) -> usize {
+    match m {
+        2 => simd::unpack_across_packed::<BITS, 2>(src, stage),
+        4 => simd::unpack_across_packed::<BITS, 4>(src, stage),
+        8 => simd::unpack_across_packed::<BITS, 8>(src, stage),
+        16 => simd::unpack_across_packed::<BITS, 16>(src, stage),
+        _ => simd::unpack_across_packed::<BITS, ROWS>(src, stage),
+    }
+}
+
+/// No registers off x86-64: [`unpack_rows`] splits every column one by one.
+#[cfg(not(target_arch = "x86_64"))]
+fn unrepack_lanes<const BITS: u32>(_src: &[u8], _m: usize, _stage: &mut [StageRow]) -> usize {
+    0
 }
 
 /// No registers off x86-64: [`unpack_rows`] splits every column one by one.
@@ -594,6 +635,103 @@ mod simd {
             let Ok(lanes) = bytemuck::try_cast_slice::<u8, [u8; 16]>(chunk) else { break };
             split_rows::<BITS, M>(lanes, |r, lane| stage[r][k] = lane);
             done += 16;
+        }
+        done
+    }
+
+    /// Transposes each group of `8 / BITS` lanes in place as a square of `BITS`-bit fields, byte
+    /// by byte: field `k` of byte `b` of lane `q` (of a group) trades places with field `q` of
+    /// byte `b` of lane `k`. Rows packed along themselves (lane `q` a row's bytes, field `k` its
+    /// column `b · per + k`) become each column's byte of the rows (lane `q` column `b · per + q`'s
+    /// fields), and back: the square's transpose is its own inverse. `log2(8 / BITS)` rounds of
+    /// swapped half-blocks between lanes `d` apart (a mask, a shift and an or each; `psllw`/`psrlw`
+    /// of bits that the masks keep within their byte).
+    #[inline]
+    // `q + d < per ≤ 8` within each group of `per` lanes, `M` a multiple of `per`: every index
+    // is below `M`; the shifts are below 8.
+    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+    fn transpose_fields<const BITS: u32, const M: usize>(lanes: &mut [m128i; M]) {
+        let per = (8 / BITS) as usize;
+        let mut h = 4u32;
+        while h >= BITS {
+            let d = (h / BITS) as usize;
+            // The low `h` bits of every `2h`-bit block.
+            let low = set_splat_i8_m128i(match h {
+                4 => 0x0F,
+                2 => 0x33,
+                _ => 0x55,
+            });
+            let shift = m128i::from([u64::from(h), 0]);
+            for first in (0..M).step_by(per) {
+                for q in (first..first + per).filter(|q| (q - first) & d == 0) {
+                    let (x, y) = (lanes[q], lanes[q + d]);
+                    lanes[q] = (x & low) | shl_all_u16_m128i(y & low, shift);
+                    lanes[q + d] = (shr_all_u16_m128i(x, shift) & low) | (y & !low);
+                }
+            }
+            h /= 2;
+        }
+    }
+
+    /// [`super::pack_rows`]' whole lanes from rows packed along themselves (16 packed bytes, `16
+    /// · 8 / BITS` columns, of each of the `M` rows at a time): [`transpose_fields`] makes each
+    /// lane a column's byte of its group, and the `M` lanes are interleaved (`zip_bytes`) into
+    /// `out`, `G = M · BITS / 8` bytes per column. Returns the columns done.
+    #[inline]
+    // `k` stays below `lanes`, the packed length every row is cut to; `q · G + p < M`.
+    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+    pub(super) fn pack_across_packed<const BITS: u32, const M: usize>(rows: &[&[u8]; M], out: &mut [u8]) -> usize {
+        let per = (8 / BITS) as usize;
+        let g = M / per;
+        if g * per != M {
+            return 0;
+        }
+        let lanes = rows.iter().map(|r| r.len()).min().unwrap_or(0).min(out.len() / M) / 16;
+        let mut cut: [&[[u8; 16]]; M] = [&[]; M];
+        for (cut, row) in cut.iter_mut().zip(rows) {
+            let Some(Ok(whole)) = row.get(..lanes * 16).map(bytemuck::try_cast_slice::<u8, [u8; 16]>) else { return 0 };
+            *cut = whole;
+        }
+        for (k, out) in out.chunks_exact_mut(M * 16).enumerate().take(lanes) {
+            let mut fields: [m128i; M] = core::array::from_fn(|r| load_unaligned_m128i(&cut[r][k]));
+            transpose_fields::<BITS, M>(&mut fields);
+            // Lane `p · per + q` holds byte `p` of columns `b · per + q`: in the output, column
+            // `b · per + q`'s byte `p` is byte `b` of lane `q · G + p`, zipped.
+            let mut columns: [[u8; 16]; M] = core::array::from_fn(|i| fields[(i % g) * per + i / g].into());
+            super::super::tile::zip_bytes::<M>(&mut columns);
+            out.copy_from_slice(columns.as_flattened());
+        }
+        lanes * 16 * per
+    }
+
+    /// The inverse of [`pack_across_packed`] for [`super::unpack_rows`]: the whole lanes of `src`
+    /// (`16 · M` bytes, `16 · 8 / BITS` columns, at a time) split into the `M` rows packed along
+    /// themselves, row `r`'s 16 bytes of each step into `stage[r]` from its start. Returns the
+    /// columns done.
+    #[inline]
+    // `r < M ≤ stage.len()` (checked first) and `k < UNPACK_COLS / 16` (the `take`) index
+    // `stage`; `q · G + p < M`.
+    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+    pub(super) fn unpack_across_packed<const BITS: u32, const M: usize>(
+        src: &[u8],
+        stage: &mut [super::StageRow],
+    ) -> usize {
+        let per = (8 / BITS) as usize;
+        let g = M / per;
+        if stage.len() < M || g * per != M {
+            return 0;
+        }
+        let mut done = 0;
+        for (k, chunk) in src.chunks_exact(M * 16).enumerate().take(super::UNPACK_COLS / 16) {
+            let Ok(lanes) = bytemuck::try_cast_slice::<u8, [u8; 16]>(chunk) else { break };
+            let mut columns: [[u8; 16]; M] = core::array::from_fn(|i| lanes[i]);
+            super::super::tile::unzip_bytes::<M>(&mut columns);
+            let mut fields: [m128i; M] = core::array::from_fn(|r| m128i::from(columns[(r % per) * g + r / per]));
+            transpose_fields::<BITS, M>(&mut fields);
+            for (r, lane) in fields.into_iter().enumerate() {
+                stage[r][k] = lane.into();
+            }
+            done += 16 * per;
         }
         done
     }

@@ -122,6 +122,14 @@ pub(crate) fn zip_bytes<const S: usize>(lanes: &mut [[u8; LANE]; S]) {
     shuffle::<1, S>(lanes, S.trailing_zeros());
 }
 
+/// The inverse of [`zip_bytes`]: byte `c · S + r` of the lanes read as one sequence becomes byte
+/// `c` of lane `r` (4 more rounds of [`shuffle`] complete the rotation of the `log2(16 · S)`
+/// index bits that `zip_bytes` began).
+#[inline]
+pub(crate) fn unzip_bytes<const S: usize>(lanes: &mut [[u8; LANE]; S]) {
+    shuffle::<1, S>(lanes, LANE.trailing_zeros());
+}
+
 /// Transposes one block in place: lane `r` holds `B` elements of run `r`; afterwards lane `c`
 /// holds element `c` of every run.
 #[inline]
