@@ -650,6 +650,12 @@ const USER_CASES: &[(&str, &str, &str)] = &[
     // int4 under TPU tiles: each column's 32-bit word holds 8 rows' nibbles.
     ("s4_pack_t8x128x8", "s4[8192,8192]{1,0}", "s4[8192,8192]{1,0:T(8,128)(8,1)E(4)}"),
     ("s4_unpack_t8x128x8", "s4[8192,8192]{1,0:T(8,128)(8,1)E(4)}", "s4[8192,8192]{1,0}"),
+    // The CPU and GPU runtimes' int4 and int2 (packed along the rows) ↔ the same under TPU tiles:
+    // 32 and 16 MiB each way.
+    ("s4_e4_to_t8x128x8", "s4[8192,8192]{1,0:E(4)}", "s4[8192,8192]{1,0:T(8,128)(8,1)E(4)}"),
+    ("s4_t8x128x8_to_e4", "s4[8192,8192]{1,0:T(8,128)(8,1)E(4)}", "s4[8192,8192]{1,0:E(4)}"),
+    ("s2_e2_to_t16x128x16", "s2[8192,8192]{1,0:E(2)}", "s2[8192,8192]{1,0:T(16,128)(16,1)E(2)}"),
+    ("s2_t16x128x16_to_e2", "s2[8192,8192]{1,0:T(16,128)(16,1)E(2)}", "s2[8192,8192]{1,0:E(2)}"),
 ];
 
 /// An order-sensitive digest of `bytes` (FNV-1a over 8-byte words).

@@ -434,6 +434,33 @@ def int4_cases(args: argparse.Namespace, rng: np.random.Generator) -> list[dict[
             args.threads,
         )
     )
+    # jax's CPU int4 (packed along the rows, E(4)) <-> the same under TPU tiles.
+    dense = f"s4[{r},{c}]{{1,0:E(4)}}"
+    along = np.array(xs.relayout(logical, rm, dense))
+    rows.append(
+        case(
+            "s4 E(4) -> T(8,128)(8,1)E(4)",
+            along,
+            dense,
+            tiled,
+            args.rounds,
+            lambda x: pack_tiles_numpy(unpack_numpy(x, 4, ml_dtypes.int4).reshape(r, c), r, c),
+            None,
+            args.threads,
+        )
+    )
+    rows.append(
+        case(
+            "s4 T(8,128)(8,1)E(4) -> E(4)",
+            packed,
+            tiled,
+            dense,
+            args.rounds,
+            lambda x: pack_numpy(unpack_tiles_numpy(x, r, c).reshape(-1), 4),
+            None,
+            args.threads,
+        )
+    )
     return rows
 
 

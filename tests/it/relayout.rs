@@ -796,6 +796,47 @@ fn int4_packs_across_a_tiles_rows() {
     assert_eq!(back.unwrap().run_to_vec(&packed).unwrap(), input);
 }
 
+/// JAX's CPU `int4` (packed along the rows, `{1,0:E(4)}`) into TPU tiles and back, written out
+/// by hand as above: byte `b` of row `r` holds columns `2b` and `2b + 1`, the first in the low
+/// nibble. `--explain` names the repacking, and the bytes are the hand-made ones on a line and
+/// 16 bytes past one, with both stores (Miri runs this one, `tools/miri`).
+#[test]
+fn int4_packed_along_rows_repacks_across_a_tiles_rows() {
+    let (along, tiled) = (shape("s4[8,128]{1,0:E(4)}"), shape("s4[8,128]{1,0:T(8,128)(8,1)E(4)}"));
+    let input: Vec<u8> = (0..8u8)
+        .flat_map(|r| (0..64u8).map(move |b| (r.wrapping_add(2 * b) % 16) | ((r.wrapping_add(2 * b + 1) % 16) << 4)))
+        .collect();
+    let expected: Vec<u8> = (0..128u8)
+        .flat_map(|c| (0..4u8).map(move |p| ((2 * p).wrapping_add(c) % 16) | (((2 * p + 1).wrapping_add(c) % 16) << 4)))
+        .collect();
+    for stores in [StorePolicy::Cached, StorePolicy::Streaming] {
+        let there = RelayoutPlan::with_stores(along.as_array().unwrap(), tiled.as_array().unwrap(), stores).unwrap();
+        assert!(
+            there.explain().contains("repack 4-bit elements packed along rows across the innermost axis's rows"),
+            "{}",
+            there.explain()
+        );
+        let back = RelayoutPlan::with_stores(tiled.as_array().unwrap(), along.as_array().unwrap(), stores).unwrap();
+        assert!(
+            back.explain().contains("repack 4-bit elements packed across the innermost axis's rows along rows"),
+            "{}",
+            back.explain()
+        );
+        for offset in [0, 16] {
+            let (mut a, mut b) = (vec![0u8; input.len() + 128], vec![0u8; expected.len() + 128]);
+            let (source, out) = (at_offset(&mut a, offset, input.len()), at_offset(&mut b, offset, expected.len()));
+            source.copy_from_slice(&input);
+            there.run(source, out).unwrap();
+            assert_eq!(&*out, &expected[..], "there, {stores:?} at +{offset}");
+            let (mut c, mut e) = (vec![0u8; expected.len() + 128], vec![0u8; input.len() + 128]);
+            let (packed, out) = (at_offset(&mut c, offset, expected.len()), at_offset(&mut e, offset, input.len()));
+            packed.copy_from_slice(&expected);
+            back.run(packed, out).unwrap();
+            assert_eq!(&*out, &input[..], "back, {stores:?} at +{offset}");
+        }
+    }
+}
+
 /// Every group packed across rows that `Kernel::PackRows` and `UnpackRows` take — `s4`, `s2` and
 /// `u1` in groups of 1, 2 and 4 bytes per column (`(2,1)` to `(32,1)` sub-tiles: 2 to 32 rows) —
 /// both ways, from and to one element per byte and packed along rows (`{1,0:E(4)}`), whole lanes
