@@ -229,19 +229,34 @@ fn whole_bytes(s: i64, d: i64) -> Option<(usize, usize)> {
 /// registers: `8 / BITS` rows make each byte of the group (a mask, a shift, an or), and the
 /// group's bytes are interleaved ([`zip_bytes`](super::tile::zip_bytes)) into the block's packed
 /// bytes, which [`Lines`] writes (streamed where the plan streams).
-// `BITS` is 1, 2 or 4 (the plan's `finish_bits`) and the group 1, 2 or 4 bytes (`plan::across`):
-// `8 / BITS`, shifts and indices below `PACK_COLS · GROUP` are small; offsets are those of a planned
-// box, inside the buffers (each source and destination access is still checked); `r < m ≤ ROWS`,
-// `p < group ≤ GROUP` and `c < count ≤ PACK_COLS` index the staging arrays.
-#[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 pub(crate) fn pack_rows<const BITS: u32>(
     src: &[u8],
-    (dst, lines): (&mut [u8], &mut Lines),
+    out: (&mut [u8], &mut Lines),
     s: i64,
     d: i64,
     axes: &[Axis],
     along: RowElements,
 ) {
+    match along {
+        RowElements::Bytes => pack_rows_of::<BITS, false>(src, out, s, d, axes),
+        RowElements::Packed => pack_rows_of::<BITS, true>(src, out, s, d, axes),
+    }
+}
+
+/// [`pack_rows`] compiled for one [`RowElements`] (`PACKED`), so that each has its own loop.
+// `BITS` is 1, 2 or 4 (the plan's `finish_bits`) and the group 1, 2 or 4 bytes (`plan::across`):
+// `8 / BITS`, shifts and indices below `PACK_COLS · GROUP` are small; offsets are those of a planned
+// box, inside the buffers (each source and destination access is still checked); `r < m ≤ ROWS`,
+// `p < group ≤ GROUP` and `c < count ≤ PACK_COLS` index the staging arrays.
+#[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+fn pack_rows_of<const BITS: u32, const PACKED: bool>(
+    src: &[u8],
+    (dst, lines): (&mut [u8], &mut Lines),
+    s: i64,
+    d: i64,
+    axes: &[Axis],
+) {
+    let along = if PACKED { RowElements::Packed } else { RowElements::Bytes };
     let Some(across) = Across::new::<BITS>(axes, true, along) else {
         return super::kernel::bits(src, dst, s, d, axes, BITS, u64::from(BITS));
     };
@@ -343,16 +358,31 @@ fn pack_lanes<const BITS: u32>(_rows: &[&[u8]; ROWS], _m: usize, _out: &mut [u8]
 /// the destination). The bits above the value zero. Each block of [`UNPACK_COLS`] columns is split a
 /// [`LANE`] at a time into its `m` rows (in registers: narrowing packs, then a shift and a mask
 /// per row), which [`Lines`] writes, a run of each row at a time.
-// As for `pack_rows`.
-#[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 pub(crate) fn unpack_rows<const BITS: u32>(
     src: &[u8],
-    (dst, lines): (&mut [u8], &mut Lines),
+    out: (&mut [u8], &mut Lines),
     s: i64,
     d: i64,
     axes: &[Axis],
     along: RowElements,
 ) {
+    match along {
+        RowElements::Bytes => unpack_rows_of::<BITS, false>(src, out, s, d, axes),
+        RowElements::Packed => unpack_rows_of::<BITS, true>(src, out, s, d, axes),
+    }
+}
+
+/// [`unpack_rows`] compiled for one [`RowElements`] (`PACKED`), so that each has its own loop.
+// As for `pack_rows_of`.
+#[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
+fn unpack_rows_of<const BITS: u32, const PACKED: bool>(
+    src: &[u8],
+    (dst, lines): (&mut [u8], &mut Lines),
+    s: i64,
+    d: i64,
+    axes: &[Axis],
+) {
+    let along = if PACKED { RowElements::Packed } else { RowElements::Bytes };
     let Some(across) = Across::new::<BITS>(axes, false, along) else {
         return super::kernel::bits(src, dst, s, d, axes, BITS, slot::<BITS>(along));
     };
