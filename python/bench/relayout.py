@@ -17,7 +17,8 @@ Cases, by ``--cases`` group (default all four):
   unpacked side is an ``ml_dtypes.int4`` / ``int2`` array, one element per byte (how ml_dtypes
   and the package hold them: the value's two's-complement nibble in the low bits). Also ``s4``
   ``[8192,8192]`` row-major -> ``{1,0:T(8,128)(8,1)E(4)}`` (int4 under TPU tiles: each column's
-  32-bit word holds 8 rows' nibbles; 32 MiB out) and back.
+  32-bit word holds 8 rows' nibbles; 32 MiB out) and back, and the same tiles to and from
+  ``{1,0:E(4)}`` (packed along the rows, as JAX's CPU client holds int4; 32 MiB each way).
 
 For each, on an ordinary numpy array (its buffer where numpy's allocator puts it: 16 bytes past a
 cache line for large arrays), median seconds over ``--rounds`` rounds after one warm-up round,
