@@ -183,12 +183,8 @@ impl<'a> Across<'a> {
         let strides =
             if pack { (cols.src, cols.dst, rows.dst, rows.src) } else { (cols.dst, cols.src, rows.src, rows.dst) };
         let row = usize::try_from(strides.3).ok()?;
-        let slot = match along {
-            RowElements::Bytes => 8,
-            RowElements::Packed => i64::from(BITS),
-        };
-        let whole =
-            (strides.0, strides.1, strides.2) == (slot, to_i64(len_u64(group.checked_mul(8)?)), i64::from(BITS));
+        let whole = (strides.0, strides.1, strides.2)
+            == (to_i64(slot::<BITS>(along)), to_i64(len_u64(group.checked_mul(8)?)), i64::from(BITS));
         let whole_bytes = along == RowElements::Bytes || n.checked_rem(per) == Some(0);
         (whole && whole_bytes && group <= GROUP && m <= ROWS && row % 8 == 0).then_some(Self {
             outer,
@@ -287,10 +283,7 @@ fn pack_rows_of<const BITS: u32, const PACKED: bool>(
                 }
             }
             let out = &mut block[..count * group];
-            let done = match along {
-                RowElements::Bytes => pack_lanes::<BITS>(&from, m, out),
-                RowElements::Packed => repack_lanes::<BITS>(&from, m, out),
-            };
+            let done = pack_lanes::<BITS, PACKED>(&from, m, out);
             // Row `r`'s element at column `c` of the block.
             let element = |r: usize, c: usize| match along {
                 RowElements::Bytes => from[r].get(c).copied().unwrap_or(0),
@@ -313,42 +306,27 @@ fn pack_rows_of<const BITS: u32, const PACKED: bool>(
     });
 }
 
-/// [`pack_rows`]' whole lanes of a block, in registers: the first `m` of `rows` packed into
-/// `out`; returns the columns done (none off x86-64).
+/// [`pack_rows`]' whole lanes of a block, in registers: the first `m` of `rows` (one element per
+/// byte, or packed along themselves: `PACKED`) packed across them into `out`; returns the columns
+/// done (none off x86-64).
 #[cfg(target_arch = "x86_64")]
-fn pack_lanes<const BITS: u32>(rows: &[&[u8]; ROWS], m: usize, out: &mut [u8]) -> usize {
-    match m {
-        2 => simd::pack_across::<BITS, 2>(rows.first_chunk().unwrap_or(&[&[]; 2]), out),
-        4 => simd::pack_across::<BITS, 4>(rows.first_chunk().unwrap_or(&[&[]; 4]), out),
-        8 => simd::pack_across::<BITS, 8>(rows.first_chunk().unwrap_or(&[&[]; 8]), out),
-        16 => simd::pack_across::<BITS, 16>(rows.first_chunk().unwrap_or(&[&[]; 16]), out),
-        _ => simd::pack_across::<BITS, ROWS>(rows, out),
+fn pack_lanes<const BITS: u32, const PACKED: bool>(rows: &[&[u8]; ROWS], m: usize, out: &mut [u8]) -> usize {
+    fn rows_of<const BITS: u32, const M: usize, const PACKED: bool>(rows: &[&[u8]; ROWS], out: &mut [u8]) -> usize {
+        let Some(rows) = rows.first_chunk::<M>() else { return 0 };
+        if PACKED { simd::pack_across_packed::<BITS, M>(rows, out) } else { simd::pack_across::<BITS, M>(rows, out) }
     }
-}
-
-/// [`pack_rows`]' whole lanes from rows packed along themselves ([`RowElements::Packed`]), in
-/// registers: the first `m` of `rows` packed across them into `out`; returns the columns done
-/// (none off x86-64).
-#[cfg(target_arch = "x86_64")]
-fn repack_lanes<const BITS: u32>(rows: &[&[u8]; ROWS], m: usize, out: &mut [u8]) -> usize {
     match m {
-        2 => simd::pack_across_packed::<BITS, 2>(rows.first_chunk().unwrap_or(&[&[]; 2]), out),
-        4 => simd::pack_across_packed::<BITS, 4>(rows.first_chunk().unwrap_or(&[&[]; 4]), out),
-        8 => simd::pack_across_packed::<BITS, 8>(rows.first_chunk().unwrap_or(&[&[]; 8]), out),
-        16 => simd::pack_across_packed::<BITS, 16>(rows.first_chunk().unwrap_or(&[&[]; 16]), out),
-        _ => simd::pack_across_packed::<BITS, ROWS>(rows, out),
+        2 => rows_of::<BITS, 2, PACKED>(rows, out),
+        4 => rows_of::<BITS, 4, PACKED>(rows, out),
+        8 => rows_of::<BITS, 8, PACKED>(rows, out),
+        16 => rows_of::<BITS, 16, PACKED>(rows, out),
+        _ => rows_of::<BITS, ROWS, PACKED>(rows, out),
     }
 }
 
 /// No registers off x86-64: [`pack_rows`] packs every column one by one.
 #[cfg(not(target_arch = "x86_64"))]
-fn repack_lanes<const BITS: u32>(_rows: &[&[u8]; ROWS], _m: usize, _out: &mut [u8]) -> usize {
-    0
-}
-
-/// No registers off x86-64: [`pack_rows`] packs every column one by one.
-#[cfg(not(target_arch = "x86_64"))]
-fn pack_lanes<const BITS: u32>(_rows: &[&[u8]; ROWS], _m: usize, _out: &mut [u8]) -> usize {
+fn pack_lanes<const BITS: u32, const PACKED: bool>(_rows: &[&[u8]; ROWS], _m: usize, _out: &mut [u8]) -> usize {
     0
 }
 
@@ -399,10 +377,7 @@ fn unpack_rows_of<const BITS: u32, const PACKED: bool>(
             let count = (n - c0).min(UNPACK_COLS);
             let at = s + c0 * group;
             let Some(from) = src.get(at..at + count * group) else { return };
-            let done = match along {
-                RowElements::Bytes => unpack_lanes::<BITS>(from, m, &mut stage),
-                RowElements::Packed => unrepack_lanes::<BITS>(from, m, &mut stage),
-            };
+            let done = unpack_lanes::<BITS, PACKED>(from, m, &mut stage);
             // Columns short of a lane (all of them off x86-64), one by one.
             for c in done..count {
                 for p in 0..group {
@@ -429,7 +404,8 @@ fn unpack_rows_of<const BITS: u32, const PACKED: bool>(
     });
 }
 
-/// The destination slot of [`unpack_rows`]' elements, in bits: a byte, or packed along the rows.
+/// The slot, in bits, of an element on the side of whole rows: a byte, or packed along the rows
+/// (the destination slot of [`unpack_rows`]' elements).
 fn slot<const BITS: u32>(along: RowElements) -> u64 {
     match along {
         RowElements::Bytes => 8,
@@ -437,42 +413,30 @@ fn slot<const BITS: u32>(along: RowElements) -> u64 {
     }
 }
 
-/// [`unpack_rows`]' whole lanes of a block, in registers: `src` split into the first `m` rows
-/// of `stage`; returns the columns done (none off x86-64).
-#[cfg(target_arch = "x86_64")]
-fn unpack_lanes<const BITS: u32>(src: &[u8], m: usize, stage: &mut [StageRow]) -> usize {
-    match m {
-        2 => simd::unpack_across::<BITS, 2>(src, stage),
-        4 => simd::unpack_across::<BITS, 4>(src, stage),
-        8 => simd::unpack_across::<BITS, 8>(src, stage),
-        16 => simd::unpack_across::<BITS, 16>(src, stage),
-        _ => simd::unpack_across::<BITS, ROWS>(src, stage),
-    }
-}
-
-/// [`unpack_rows`]' whole lanes into rows packed along themselves ([`RowElements::Packed`]), in
-/// registers: `src` split into the first `m` rows of `stage`, packed; returns the columns done
+/// [`unpack_rows`]' whole lanes of a block, in registers: `src` split into the first `m` rows of
+/// `stage` (one element per byte, or packed along themselves: `PACKED`); returns the columns done
 /// (none off x86-64).
 #[cfg(target_arch = "x86_64")]
-fn unrepack_lanes<const BITS: u32>(src: &[u8], m: usize, stage: &mut [StageRow]) -> usize {
+fn unpack_lanes<const BITS: u32, const PACKED: bool>(src: &[u8], m: usize, stage: &mut [StageRow]) -> usize {
+    fn rows_of<const BITS: u32, const M: usize, const PACKED: bool>(src: &[u8], stage: &mut [StageRow]) -> usize {
+        if PACKED {
+            simd::unpack_across_packed::<BITS, M>(src, stage)
+        } else {
+            simd::unpack_across::<BITS, M>(src, stage)
+        }
+    }
     match m {
-        2 => simd::unpack_across_packed::<BITS, 2>(src, stage),
-        4 => simd::unpack_across_packed::<BITS, 4>(src, stage),
-        8 => simd::unpack_across_packed::<BITS, 8>(src, stage),
-        16 => simd::unpack_across_packed::<BITS, 16>(src, stage),
-        _ => simd::unpack_across_packed::<BITS, ROWS>(src, stage),
+        2 => rows_of::<BITS, 2, PACKED>(src, stage),
+        4 => rows_of::<BITS, 4, PACKED>(src, stage),
+        8 => rows_of::<BITS, 8, PACKED>(src, stage),
+        16 => rows_of::<BITS, 16, PACKED>(src, stage),
+        _ => rows_of::<BITS, ROWS, PACKED>(src, stage),
     }
 }
 
 /// No registers off x86-64: [`unpack_rows`] splits every column one by one.
 #[cfg(not(target_arch = "x86_64"))]
-fn unrepack_lanes<const BITS: u32>(_src: &[u8], _m: usize, _stage: &mut [StageRow]) -> usize {
-    0
-}
-
-/// No registers off x86-64: [`unpack_rows`] splits every column one by one.
-#[cfg(not(target_arch = "x86_64"))]
-fn unpack_lanes<const BITS: u32>(_src: &[u8], _m: usize, _stage: &mut [StageRow]) -> usize {
+fn unpack_lanes<const BITS: u32, const PACKED: bool>(_src: &[u8], _m: usize, _stage: &mut [StageRow]) -> usize {
     0
 }
 
