@@ -270,7 +270,12 @@ pub(crate) fn deinterleave_runs<const N: usize>(
             unzip::<N, S>(lines, |r, line| {
                 let at = rows[r] + t * LINE;
                 if let Some(to) = dst.get_mut(at..at + LINE).and_then(<[u8]>::first_chunk_mut::<LINE>) {
-                    if stores == super::plan::Stores::Plain || !super::stream::store_line(to, line) {
+                    // Streamed only where it is a whole cache line: one 16 bytes past a line
+                    // would stream two partial lines, each completed by another call (docs/relayout.md
+                    // rule 10: bf16 `(2,1)` into a `Vec` 0.41–0.49× memcpy so, 0.66–0.67 stored
+                    // normally; `s8` `(4,1)` 0.21–0.30 against 0.49–0.68).
+                    let whole = to.as_ptr().addr() % LINE == 0;
+                    if stores == super::plan::Stores::Plain || !whole || !super::stream::store_line(to, line) {
                         *to = *line;
                     }
                 }
