@@ -430,41 +430,68 @@ impl Walk<'_> {
                 j0 = j1;
             }
         } else if let ([row_axis], Short::Destination | Short::Source, None) = (rest, self.short, self.fused) {
-            // The axis just outside a (de)interleave's row axis (the short one, at most a
-            // micro-tile's rows): each step is what the rows branch above would do, one
-            // (de)interleave of every row, by bands of the innermost axis for a deinterleave.
-            let (minor, inner) = self.pair;
-            let width = self.band.max(<Bytes<N> as Width>::M as u64);
-            // An interleave whose rows are whole groups of lines: the whole axis in one call.
-            let m = <Bytes<N> as Width>::M as u64;
-            let steps = (usize::try_from(axis.extent), usize::try_from(axis.src), usize::try_from(axis.dst));
-            if let (Short::Destination, Some(groups), (Ok(count), Ok(src_step), Ok(dst_step))) = (
-                self.short,
-                row_axis.extent.checked_div(m).filter(|g| g.checked_mul(m) == Some(row_axis.extent)),
-                steps,
-            ) && let Ok(groups) = usize::try_from(groups)
-                && groups > 0
-                && interleave_lines::<N>(self.src, dst, (s, d), inner, groups, (count, src_step, dst_step), self.stores)
-            {
-                return;
-            }
-            for k in 0..axis.extent {
-                let at = (step(s, k, axis.src), step(d, k, axis.dst));
-                if self.short == Short::Destination {
-                    interleave::<N>(self.src, dst, at, inner, row_axis.extent, self.stores);
-                    continue;
-                }
-                let mut j0 = 0;
-                while j0 < inner.extent {
-                    let j1 = inner.extent.min(j0.saturating_add(width));
-                    let band = Band { first: 0, rows: row_axis.extent, j0, j1, last: true };
-                    deinterleave::<N>(self.src, dst, at, (minor, inner), band, self.stores);
-                    j0 = j1;
-                }
-            }
+            self.interleaved_axis::<N>(dst, (axis, row_axis), s, d);
         } else {
             for k in 0..axis.extent {
                 self.run::<N>(dst, rest, next, step(s, k, axis.src), step(d, k, axis.dst), band);
+            }
+        }
+    }
+
+    /// The axis just outside a (de)interleave's row axis (the short one, at most a micro-tile's
+    /// rows): each step is what [`Walk::run`]'s rows branch would do, one (de)interleave of every
+    /// row, by bands of the innermost axis for a deinterleave; whole groups of lines, the whole
+    /// axis in one call.
+    fn interleaved_axis<const N: usize>(&self, dst: &mut [u8], (axis, row_axis): (&Axis, &Axis), s: i64, d: i64)
+    where
+        Bytes<N>: Width,
+    {
+        let (minor, inner) = self.pair;
+        let width = self.band.max(<Bytes<N> as Width>::M as u64);
+        // An interleave whose rows are whole groups of lines: the whole axis in one call.
+        let m = <Bytes<N> as Width>::M as u64;
+        let steps = (usize::try_from(axis.extent), usize::try_from(axis.src), usize::try_from(axis.dst));
+        if let (Short::Destination, Some(groups), (Ok(count), Ok(src_step), Ok(dst_step))) =
+            (self.short, row_axis.extent.checked_div(m).filter(|g| g.checked_mul(m) == Some(row_axis.extent)), steps)
+            && let Ok(groups) = usize::try_from(groups)
+            && groups > 0
+            && interleave_lines::<N>(self.src, dst, (s, d), inner, groups, (count, src_step, dst_step), self.stores)
+        {
+            return;
+        }
+        // A deinterleave whose rows are whole groups of lines, in one band: likewise.
+        let line = len_u64(LINE);
+        let row_lines = inner.extent.checked_mul(len_u64(N)).and_then(|bytes| {
+            bytes.checked_div(line).filter(|lines| lines.checked_mul(line) == Some(bytes) && inner.extent <= width)
+        });
+        if let (Short::Source, Some(groups), (Ok(count), Ok(src_step), Ok(dst_step))) = (self.short, row_lines, steps)
+            && let (Ok(groups), Ok(span), Some(from)) = (usize::try_from(groups), usize::try_from(minor.extent), at(s))
+            && groups > 0
+            && row_axis.extent == minor.extent
+            && deinterleave_lines::<N>(
+                self.src,
+                dst,
+                (from, d),
+                (minor, span),
+                groups,
+                (count, src_step, dst_step),
+                self.stores,
+            )
+        {
+            return;
+        }
+        for k in 0..axis.extent {
+            let at = (step(s, k, axis.src), step(d, k, axis.dst));
+            if self.short == Short::Destination {
+                interleave::<N>(self.src, dst, at, inner, row_axis.extent, self.stores);
+                continue;
+            }
+            let mut j0 = 0;
+            while j0 < inner.extent {
+                let j1 = inner.extent.min(j0.saturating_add(width));
+                let band = Band { first: 0, rows: row_axis.extent, j0, j1, last: true };
+                deinterleave::<N>(self.src, dst, at, (minor, inner), band, self.stores);
+                j0 = j1;
             }
         }
     }
@@ -685,13 +712,12 @@ fn deinterleave<const N: usize>(
     let row_at = |r: usize, column: usize| step(to, len_u64(r), minor.dst).wrapping_add(to_i64(len_u64(column)));
     // Whole lines of every row in registers (`tile.rs`), `span` source lines at a time.
     let mut done = 0;
-    if rows == minor.extent && span <= MAX_SPAN {
-        let mut starts = [0usize; MAX_SPAN];
-        let found =
-            starts.iter_mut().take(span).enumerate().all(|(r, start)| at(row_at(r, 0)).map(|t| *start = t).is_some());
-        if let (true, Some(starts)) = (found, starts.get(..span)) {
-            done = tile::deinterleave_runs::<N>(run, starts, dst, stores).wrapping_mul(LINE);
-        }
+    let groups = count.wrapping_mul(N) / LINE;
+    if rows == minor.extent
+        && let Some(from) = at(from)
+        && deinterleave_lines::<N>(src, dst, (from, to), (minor, span), groups, (1, 0, 0), stores)
+    {
+        done = groups.wrapping_mul(LINE);
     }
     // The rest element by element.
     for r in 0..usize::try_from(rows).unwrap_or(0) {
@@ -706,6 +732,35 @@ fn deinterleave<const N: usize>(
                 }
             }
         }
+    }
+}
+
+/// The whole groups of lines of [`deinterleave`] (`groups` of them from the source run at byte
+/// `from`, into the `span` rows of the short axis `minor` from destination offset `to`), `count`
+/// times, the source and destination stepping by `src_step` and `dst_step` bytes each time
+/// (`tile::deinterleave_runs`); `false` (nothing written) when the registers do not take the
+/// rows or a line is outside a buffer.
+fn deinterleave_lines<const N: usize>(
+    src: &[u8],
+    dst: &mut [u8],
+    (from, to): (usize, i64),
+    (minor, span): (Axis, usize),
+    groups: usize,
+    repeats: (usize, usize, usize),
+    stores: Stores,
+) -> bool {
+    if span > MAX_SPAN {
+        return false;
+    }
+    let mut starts = [0usize; MAX_SPAN];
+    let found = starts
+        .iter_mut()
+        .take(span)
+        .enumerate()
+        .all(|(r, start)| at(step(to, len_u64(r), minor.dst)).map(|t| *start = t).is_some());
+    match (found, starts.get(..span)) {
+        (true, Some(starts)) => tile::deinterleave_runs::<N>((src, from, groups), starts, dst, repeats, stores),
+        _ => false,
     }
 }
 

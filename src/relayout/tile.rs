@@ -236,62 +236,79 @@ fn zip_m128<const N: usize>(a: safe_arch::m128i, b: safe_arch::m128i) -> (safe_a
     }
 }
 
-/// Deinterleaves `S = rows.len()` rows of `N`-byte elements, streamed where `stores` asks:
-/// `src` holds groups of `S` lines, each the rows' next `LINE / N` columns interleaved element by
-/// element (element `i` of a group, read as one sequence, belongs to row `i mod S` at column
-/// `i div S`); group `t`'s line of row `r` goes to `dst[rows[r] + t · LINE..][..LINE]`. The bf16
-/// `(2,1)` sub-tile (pairs of rows) read out into rows is `S = 2`, `N = 2`. Returns the groups
-/// moved: all of `src`'s whole groups, or none, having written nothing, unless `S` is a power of
-/// two with `2 ≤ S ≤ 16 / N` (rows that fit a lane) and every line written is inside `dst`.
+/// Deinterleaves `S = rows.len()` rows of `N`-byte elements, streamed where `stores` asks,
+/// `count` times: for repeat `k < count`, `src[from + k · src_step..]` holds `groups` groups of
+/// `S` lines, each the rows' next `LINE / N` columns interleaved element by element (element `i`
+/// of a group, read as one sequence, belongs to row `i mod S` at column `i div S`); group `t`'s
+/// line of row `r` goes to `dst[rows[r] + k · dst_step + t · LINE..][..LINE]`. The bf16 `(2,1)`
+/// sub-tile (pairs of rows) read out into rows is `S = 2`, `N = 2`. Returns `false`, having
+/// written nothing, unless `S` is a power of two with `2 ≤ S ≤ 16 / N` (rows that fit a lane)
+/// and every line read and written is inside its buffer: one call for a whole axis of
+/// deinterleaves (a tile's `(2,1)` sub-tiles), each repeat's lines checked once.
 pub(crate) fn deinterleave_runs<const N: usize>(
-    src: &[u8],
+    (src, from, groups): (&[u8], usize, usize),
     rows: &[usize],
     dst: &mut [u8],
+    (count, src_step, dst_step): (usize, usize, usize),
     stores: super::plan::Stores,
-) -> usize {
-    // `r < S` (the array's length), `S · LINE` a small constant and `t · LINE` below the
-    // checked `groups · LINE`: no index is out of bounds and nothing overflows.
+) -> bool {
+    // `r < S` (the array's length), `S · LINE` a small constant, `t · LINE` below the checked
+    // `groups · LINE` and `k · step` below the checked last repeat's: no index is out of bounds
+    // and nothing overflows.
     #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
     fn runs<const N: usize, const S: usize>(
-        src: &[u8],
+        (src, from, groups): (&[u8], usize, usize),
         rows: &[usize],
         dst: &mut [u8],
+        (count, src_step, dst_step): (usize, usize, usize),
         stores: super::plan::Stores,
-    ) -> usize {
-        let Ok(rows) = <&[usize; S]>::try_from(rows) else { return 0 };
-        let groups = src.len() / (S * LINE);
-        let Some(len) = groups.checked_mul(LINE) else { return 0 };
-        if !rows.iter().all(|&r| r.checked_add(len).is_some_and(|end| end <= dst.len())) {
-            return 0;
+    ) -> bool {
+        let Ok(rows) = <&[usize; S]>::try_from(rows) else { return false };
+        let Some(len) = groups.checked_mul(LINE) else { return false };
+        let Some(run) = len.checked_mul(S) else { return false };
+        let Some(last) = count.checked_sub(1) else { return true };
+        let (Some(src_last), Some(dst_last)) = (last.checked_mul(src_step), last.checked_mul(dst_step)) else {
+            return false;
+        };
+        let reads = from.checked_add(src_last).and_then(|b| b.checked_add(run)).is_some_and(|end| end <= src.len());
+        let writes = rows
+            .iter()
+            .all(|&r| r.checked_add(dst_last).and_then(|b| b.checked_add(len)).is_some_and(|end| end <= dst.len()));
+        if !reads || !writes {
+            return false;
         }
-        for (t, group) in src.chunks_exact(S * LINE).enumerate() {
-            let Ok(lines) = bytemuck::try_cast_slice::<u8, [u8; LINE]>(group) else { return 0 };
-            let Ok(lines) = <&[[u8; LINE]; S]>::try_from(lines) else { return 0 };
-            unzip::<N, S>(lines, |r, line| {
-                let at = rows[r] + t * LINE;
-                if let Some(to) = dst.get_mut(at..at + LINE).and_then(<[u8]>::first_chunk_mut::<LINE>) {
-                    // Streamed only where it is a whole cache line: one 16 bytes past a line
-                    // would stream two partial lines, each completed by another call (docs/relayout.md
-                    // rule 10: bf16 `(2,1)` into a `Vec` 0.41–0.49× memcpy so, 0.66–0.67 stored
-                    // normally; `s8` `(4,1)` 0.21–0.30 against 0.49–0.68).
-                    let whole = to.as_ptr().addr() % LINE == 0;
-                    if stores == super::plan::Stores::Plain || !whole || !super::stream::store_line(to, line) {
-                        *to = *line;
+        for k in 0..count {
+            let (source, out) = (&src[from + k * src_step..][..run], k * dst_step);
+            for (t, group) in source.chunks_exact(S * LINE).enumerate() {
+                let Ok(lines) = bytemuck::try_cast_slice::<u8, [u8; LINE]>(group) else { return false };
+                let Ok(lines) = <&[[u8; LINE]; S]>::try_from(lines) else { return false };
+                unzip::<N, S>(lines, |r, line| {
+                    let at = rows[r] + out + t * LINE;
+                    if let Some(to) = dst.get_mut(at..at + LINE).and_then(<[u8]>::first_chunk_mut::<LINE>) {
+                        // Streamed only where it is a whole cache line: one 16 bytes past a line
+                        // would stream two partial lines, each completed by another call
+                        // (docs/relayout.md rule 10: bf16 `(2,1)` into a `Vec` 0.42–0.48×
+                        // memcpy so, 0.77–0.90 stored normally).
+                        let whole = to.as_ptr().addr() % LINE == 0;
+                        if stores == super::plan::Stores::Plain || !whole || !super::stream::store_line(to, line) {
+                            *to = *line;
+                        }
                     }
-                }
-            });
+                });
+            }
         }
-        groups
+        true
     }
     if rows.len().saturating_mul(N) > LANE {
-        return 0;
+        return false;
     }
+    let args = ((src, from, groups), rows, dst, (count, src_step, dst_step), stores);
     match rows.len() {
-        2 => runs::<N, 2>(src, rows, dst, stores),
-        4 => runs::<N, 4>(src, rows, dst, stores),
-        8 => runs::<N, 8>(src, rows, dst, stores),
-        16 => runs::<N, 16>(src, rows, dst, stores),
-        _ => 0,
+        2 => runs::<N, 2>(args.0, args.1, args.2, args.3, args.4),
+        4 => runs::<N, 4>(args.0, args.1, args.2, args.3, args.4),
+        8 => runs::<N, 8>(args.0, args.1, args.2, args.3, args.4),
+        16 => runs::<N, 16>(args.0, args.1, args.2, args.3, args.4),
+        _ => false,
     }
 }
 
@@ -497,9 +514,9 @@ mod tests {
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut storage);
             bytes.fill(0x5A);
             let starts: Vec<usize> = (0..rows).map(|r| offset + r * (LINE + gap)).collect();
-            let groups = deinterleave_runs::<N>(&flat, &starts, bytes, stores);
+            let moved = deinterleave_runs::<N>((&flat, 0, 1), &starts, bytes, (1, 0, 0), stores);
             crate::relayout::stream::fence();
-            assert_eq!(groups == 1, fits, "width {N}, {rows} rows");
+            assert_eq!(moved, fits, "width {N}, {rows} rows");
             if !fits {
                 assert!(bytes.iter().all(|&b| b == 0x5A), "declined, yet wrote");
                 continue;
