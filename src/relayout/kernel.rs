@@ -749,19 +749,24 @@ fn deinterleave_lines<const N: usize>(
     repeats: (usize, usize, usize),
     stores: Stores,
 ) -> bool {
-    if span > MAX_SPAN {
-        return false;
-    }
+    let starts = row_starts(to, minor.dst, span);
+    starts
+        .as_ref()
+        .and_then(|starts| starts.get(..span))
+        .is_some_and(|starts| tile::deinterleave_runs::<N>((src, from, groups), starts, dst, repeats, stores))
+}
+
+/// The offsets of `span` rows `stride` bytes apart from `base`, the first `span` of the array:
+/// `None` when there are more than [`MAX_SPAN`] or one is outside the address range.
+fn row_starts(base: i64, stride: i64, span: usize) -> Option<[usize; MAX_SPAN]> {
     let mut starts = [0usize; MAX_SPAN];
-    let found = starts
-        .iter_mut()
-        .take(span)
-        .enumerate()
-        .all(|(r, start)| at(step(to, len_u64(r), minor.dst)).map(|t| *start = t).is_some());
-    match (found, starts.get(..span)) {
-        (true, Some(starts)) => tile::deinterleave_runs::<N>((src, from, groups), starts, dst, repeats, stores),
-        _ => false,
-    }
+    let found = span <= MAX_SPAN
+        && starts
+            .iter_mut()
+            .take(span)
+            .enumerate()
+            .all(|(r, start)| at(step(base, len_u64(r), stride)).map(|t| *start = t).is_some());
+    found.then_some(starts)
 }
 
 /// Interleaves: the short innermost axis (`e < M` elements) and the source-minor axis make one
@@ -813,18 +818,10 @@ fn interleave_lines<const N: usize>(
     (count, src_step, dst_step): (usize, usize, usize),
     stores: Stores,
 ) -> bool {
-    let span = usize::try_from(inner.extent).unwrap_or(0);
-    if span > MAX_SPAN {
-        return false;
-    }
-    let mut bases = [0usize; MAX_SPAN];
-    let found = bases
-        .iter_mut()
-        .take(span)
-        .enumerate()
-        .all(|(j, base)| at(step(s, len_u64(j), inner.src)).map(|b| *base = b).is_some());
-    match (found, at(d), bases.get(..span)) {
-        (true, Some(out), Some(bases)) => {
+    let span = usize::try_from(inner.extent).unwrap_or(usize::MAX);
+    let bases = row_starts(s, inner.src, span);
+    match (at(d), bases.as_ref().and_then(|bases| bases.get(..span))) {
+        (Some(out), Some(bases)) => {
             tile::interleave_runs::<N>(src, (bases, groups), (dst, out), (count, src_step, dst_step), stores)
         }
         _ => false,
