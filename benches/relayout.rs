@@ -644,6 +644,10 @@ const USER_CASES: &[(&str, &str, &str)] = &[
     // int8 under TPU tiles: each column's 4 bytes are 4 rows' elements.
     ("s8_rm_to_t8x128x4", "s8[8192,8192]{1,0}", "s8[8192,8192]{1,0:T(8,128)(4,1)}"),
     ("s8_t8x128x4_to_rm", "s8[8192,8192]{1,0:T(8,128)(4,1)}", "s8[8192,8192]{1,0}"),
+    // The large tiles XLA gives 8-bit types on newer TPUs (Mosaic's `use_x8_large_second_minor`):
+    // 32 rows of each tile written side by side.
+    ("s8_rm_to_t32x128x4", "s8[8192,8192]{1,0}", "s8[8192,8192]{1,0:T(32,128)(4,1)}"),
+    ("s8_t32x128x4_to_rm", "s8[8192,8192]{1,0:T(32,128)(4,1)}", "s8[8192,8192]{1,0}"),
     // 32 MiB out (pack), 64 MiB out (unpack).
     ("s4_pack", "s4[67108864]{0}", "s4[67108864]{0:E(4)}"),
     ("s4_unpack", "s4[67108864]{0:E(4)}", "s4[67108864]{0}"),

@@ -515,7 +515,7 @@ mod tests {
     /// than 4 KiB, which stream where their rows are whole lines, and dense unpacks, which store
     /// normally; an explicit policy is obeyed.
     #[test]
-    fn auto_streams_all_but_short_rows_and_unpacks() {
+    fn auto_streams_all_but_short_rows_unpacks_and_few_row_deinterleaves() {
         let stores = |p: &RelayoutPlan| match &p.strategy {
             Strategy::Boxes { stores, .. } | Strategy::Identity { stores } => *stores,
             other @ Strategy::General { .. } => panic!("{other:?}"),
@@ -547,6 +547,18 @@ mod tests {
         // Packs, and unpacks across a tile's rows, stream.
         assert_eq!(stores(&plan("s4[134217728]{0}", "s4[134217728]{0:E(4)}")), streaming);
         assert_eq!(stores(&plan("s4[8192,8192]{1,0:T(8,128)(8,1)E(4)}", "s4[8192,8192]{1,0}")), streaming);
+        // Deinterleaves of 8 rows side by side (a `T(8,128)` tile's): ordinary stores, unless
+        // asked; of 16 or 32 rows, and the interleaves back, streamed.
+        assert_eq!(stores(&plan("s8[8192,8192]{1,0:T(8,128)(4,1)}", "s8[8192,8192]{1,0}")), Stores::Plain);
+        assert_eq!(stores(&plan("bf16[4096,8192]{1,0:T(8,128)(2,1)}", "bf16[4096,8192]{1,0}")), Stores::Plain);
+        assert_eq!(stores(&plan("s8[8192,8192]{1,0:T(32,128)(4,1)}", "s8[8192,8192]{1,0}")), streaming);
+        assert_eq!(stores(&plan("bf16[4096,8192]{1,0:T(16,128)(2,1)}", "bf16[4096,8192]{1,0}")), streaming);
+        assert_eq!(stores(&plan("s8[8192,8192]{1,0}", "s8[8192,8192]{1,0:T(8,128)(4,1)}")), streaming);
+        let (a, b): (ShapeBuf, ShapeBuf) =
+            ("s8[8192,8192]{1,0:T(8,128)(4,1)}".parse().unwrap(), "s8[8192,8192]{1,0}".parse().unwrap());
+        let forced =
+            RelayoutPlan::with_stores(a.as_array().unwrap(), b.as_array().unwrap(), super::StorePolicy::Streaming);
+        assert_eq!(stores(&forced.unwrap()), streaming);
     }
 
     /// A 3-D rotation whose rows (48 elements) are short: with streaming stores it takes the
