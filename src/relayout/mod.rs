@@ -72,8 +72,9 @@ pub enum StorePolicy {
     /// Streaming for destinations of at least 16 MiB, far past one core's caches; cached below.
     /// A plan that only copies rows shorter than 4 KiB streams them where they are whole cache
     /// lines (then in source order), else copies them cached; a plan that only unpacks sub-byte
-    /// elements into one byte each, in order, stores them cached, which measured faster
-    /// (`docs/relayout.md` rule 10).
+    /// elements into one byte each, in order, stores them cached, which measured faster, and so
+    /// does one that only reads sub-tiles out into at most 8 rows side by side (bf16 or `s8`
+    /// under `T(8,128)(2,1)` or `(4,1)`; `docs/relayout.md` rule 10).
     #[default]
     Auto,
     /// Ordinary stores: the destination stays in cache for a reader that follows at once.
