@@ -406,16 +406,14 @@ pub(crate) fn interleave_runs<const N: usize>(
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn unzip<const N: usize, const S: usize>(src: &[[u8; LINE]; S], mut emit: impl FnMut(usize, &[u8; LINE])) {
     let flat: &[Lane] = bytemuck::cast_slice(src.as_slice());
-    let mut out = [[[0u8; LANE]; BLOCKS]; S];
-    for g in 0..BLOCKS {
+    let groups: [[Lane; S]; BLOCKS] = core::array::from_fn(|g| {
         let mut lanes: [Lane; S] = core::array::from_fn(|t| flat[g * S + t]);
         shuffle::<N, S>(&mut lanes, element_bits::<N>());
-        for (r, lane) in lanes.into_iter().enumerate() {
-            out[r][g] = lane;
-        }
-    }
-    for (r, line) in out.iter().enumerate() {
-        emit(r, bytemuck::cast_ref(line));
+        lanes
+    });
+    for r in 0..S {
+        let line: [Lane; BLOCKS] = groups.map(|lanes| lanes[r]);
+        emit(r, bytemuck::cast_ref(&line));
     }
 }
 
