@@ -9,7 +9,8 @@ Cases, by ``--cases`` group (default all four):
 * ``f32`` (issue 30): an f32 transpose of each ``--sizes`` MiB (row-major -> column-major);
 * ``narrow`` (issue 36, the ``t2d_u8`` and ``t2d_bf16`` cases of ``RELAYOUT_CASES=users``), 64 MiB:
   the transposes of a ``uint8[8192,8192]`` and an ``ml_dtypes.bfloat16[4096,8192]`` array;
-* ``tpu`` (issue 36, the TPU tiles of ``benches/relayout.rs``'s ``RELAYOUT_CASES=users``), 64 MiB:
+* ``tpu`` (issue 36, the TPU tiles of ``benches/relayout.rs``'s ``RELAYOUT_CASES=users``, with
+  ``s8`` under ``T(8,128)(4,1)`` and ``T(32,128)(4,1)``), 64 MiB:
   bf16 row-major -> ``T(8,128)(2,1)`` and back, ``T(8,128)(2,1)`` -> ``T(16,128)(2,1)``, the tiled
   transpose ``{1,0}`` -> ``{0,1:T(8,128)(2,1)}``, f32 row-major -> ``T(8,128)`` and back;
 * ``int4`` (issue 36, the sub-byte cases of the same list): ``s4`` and ``s2`` of 2^26 elements,
@@ -126,15 +127,17 @@ def interleaved(runs: dict[str, Callable[[], float]], rounds: int) -> dict[str, 
     return times
 
 
-def tiles_numpy(x: np.ndarray) -> np.ndarray:
-    """bf16 row-major [R, C] -> T(8,128)(2,1): 8x128 tiles, in each pairs of rows interleaved."""
+def tiles_numpy(x: np.ndarray, rows: int = 8, sub: int = 2) -> np.ndarray:
+    """Row-major [R, C] -> T(rows,128)(sub,1): rows x 128 tiles, in each groups of ``sub`` rows
+    interleaved (bf16 T(8,128)(2,1) by default; s8 T(8,128)(4,1), T(32,128)(4,1))."""
     r, c = x.shape
-    return np.ascontiguousarray(x.reshape(r // 8, 4, 2, c // 128, 128).transpose(0, 3, 1, 4, 2))
+    grouped = x.reshape(r // rows, rows // sub, sub, c // 128, 128)
+    return np.ascontiguousarray(grouped.transpose(0, 3, 1, 4, 2))
 
 
-def untiles_numpy(x: np.ndarray, r: int, c: int) -> np.ndarray:
-    """bf16 T(8,128)(2,1) of [r, c] (any shape of its bytes) -> row-major [r, c]."""
-    tiles = x.reshape(r // 8, c // 128, 4, 128, 2)
+def untiles_numpy(x: np.ndarray, r: int, c: int, rows: int = 8, sub: int = 2) -> np.ndarray:
+    """T(rows,128)(sub,1) of [r, c] (any shape of its bytes) -> row-major [r, c]."""
+    tiles = x.reshape(r // rows, c // 128, rows // sub, 128, sub)
     return np.ascontiguousarray(tiles.transpose(0, 2, 4, 1, 3)).reshape(r, c)
 
 
@@ -364,6 +367,23 @@ def tpu_cases(args: argparse.Namespace, rng: np.random.Generator) -> list[dict[s
         ("f32 rm -> T(8,128)", f, f_rm, f_t, f32_tiles_numpy),
         ("f32 T(8,128) -> rm", f_tiled, f_t, f_rm, lambda x: f32_untiles_numpy(x, 4096, 4096)),
     ]
+    # int8 under TPU tiles: T(8,128)(4,1), and T(32,128)(4,1), the large tiles of 8-bit types
+    # on newer TPUs.
+    q = rng.integers(-128, 128, size=(8192, 8192), dtype=np.int8)
+    q_rm = "s8[8192,8192]{1,0}"
+    for rows in (8, 32):
+        q_t = f"s8[8192,8192]{{1,0:T({rows},128)(4,1)}}"
+        q_tiled = np.array(xs.relayout(q, q_rm, q_t).view(np.int8))
+        specs += [
+            (f"s8 rm -> T({rows},128)(4,1)", q, q_rm, q_t, lambda x, n=rows: tiles_numpy(x, n, 4)),
+            (
+                f"s8 T({rows},128)(4,1) -> rm",
+                q_tiled,
+                q_t,
+                q_rm,
+                lambda x, n=rows: untiles_numpy(x, 8192, 8192, n, 4),
+            ),
+        ]
     return [
         case(name, x, src, dst, args.rounds, fn, None, args.threads)
         for name, x, src, dst, fn in specs
