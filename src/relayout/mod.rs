@@ -513,8 +513,9 @@ mod tests {
     }
 
     /// `Auto` streams destinations of 16 MiB and more, except plans that only copy rows shorter
-    /// than 4 KiB, which stream where their rows are whole lines, and dense unpacks, which store
-    /// normally; an explicit policy is obeyed.
+    /// than 4 KiB, which stream where their rows are whole lines, and dense unpacks and
+    /// deinterleaves of at most 8 rows side by side, which store normally; an explicit policy is
+    /// obeyed.
     #[test]
     fn auto_streams_all_but_short_rows_unpacks_and_few_row_deinterleaves() {
         let stores = |p: &RelayoutPlan| match &p.strategy {

@@ -325,10 +325,10 @@ fn unpacks_only(blocks: &[Block]) -> bool {
 /// it steps through down the destination (a tile's sub-tile rows): 8 for `T(8,128)(4,1)` and
 /// `T(8,128)(2,1)`, 32 for `T(32,128)(4,1)`. On this project's machine (issue 36,
 /// `docs/relayout.md` rule 10, "Deinterleaves of a few rows"), one thread, memcpy / xla-shape,
-/// destination on a line: `s8` `T(8,128)(4,1)` → row-major 0.66–0.74 streamed, 0.77–0.82 stored
-/// normally (rows 32 KiB apart 0.71 → 0.91); bf16 `T(8,128)(2,1)` the same either way; 16 rows
-/// (`T(16,128)(2,1)`, `s8` `T(16,128)(4,1)`) the same or faster streamed; 32 rows 0.74 streamed,
-/// 0.51 stored normally.
+/// destination on a line (medians of three timings): `s8` `T(8,128)(4,1)` → row-major 0.72–0.74
+/// streamed, 0.80–0.81 stored normally (rows 32 KiB apart 0.71 → 0.91); bf16 `T(8,128)(2,1)` the
+/// same either way; 16 rows (`T(16,128)(2,1)`, `s8` `T(16,128)(4,1)`) the same or faster
+/// streamed; 32 rows 0.74 streamed, 0.51 stored normally.
 fn few_rows_deinterleaves(blocks: &[Block], width: usize) -> bool {
     let Ok(width) = i64::try_from(width) else { return false };
     !blocks.is_empty()
