@@ -522,6 +522,12 @@ mod tests {
             Strategy::Boxes { stores, .. } | Strategy::Identity { stores } => *stores,
             other @ Strategy::General { .. } => panic!("{other:?}"),
         };
+        // The same under `StorePolicy::Streaming`.
+        let forced = |src: &str, dst: &str| {
+            let (a, b): (ShapeBuf, ShapeBuf) = (src.parse().unwrap(), dst.parse().unwrap());
+            let policy = super::StorePolicy::Streaming;
+            stores(&RelayoutPlan::with_stores(a.as_array().unwrap(), b.as_array().unwrap(), policy).unwrap())
+        };
         // Where this target cannot stream, every plan stores plainly.
         let streaming = if super::stream::available() { Stores::Streaming } else { Stores::Plain };
         assert_eq!(stores(&plan("f32[4096,4096]{0,1}", "f32[4096,4096]{1,0}")), streaming);
@@ -533,19 +539,11 @@ mod tests {
         assert_eq!(stores(&plan("f32[4096,4096]{1,0:T(8,128)}", "f32[4096,4096]{1,0}")), whole_lines);
         // Rows of 4 KiB.
         assert_eq!(stores(&plan("f32[64,64,1024]{2,1,0}", "f32[64,64,1024]{2,0,1}")), streaming);
-        let (a, b): (ShapeBuf, ShapeBuf) =
-            ("f32[64,64,64,64]{3,2,1,0}".parse().unwrap(), "f32[64,64,64,64]{3,1,2,0}".parse().unwrap());
-        let forced =
-            RelayoutPlan::with_stores(a.as_array().unwrap(), b.as_array().unwrap(), super::StorePolicy::Streaming);
-        assert_eq!(stores(&forced.unwrap()), streaming);
+        assert_eq!(forced("f32[64,64,64,64]{3,2,1,0}", "f32[64,64,64,64]{3,1,2,0}"), streaming);
         // Dense unpacks of 64 MiB out, in order and under tiles: ordinary stores, unless asked.
         assert_eq!(stores(&plan("s4[67108864]{0:E(4)}", "s4[67108864]{0}")), Stores::Plain);
         assert_eq!(stores(&plan("u2[8192,8192]{1,0:T(8,128)E(2)}", "u2[8192,8192]{1,0}")), Stores::Plain);
-        let (a, b): (ShapeBuf, ShapeBuf) =
-            ("s4[67108864]{0:E(4)}".parse().unwrap(), "s4[67108864]{0}".parse().unwrap());
-        let forced =
-            RelayoutPlan::with_stores(a.as_array().unwrap(), b.as_array().unwrap(), super::StorePolicy::Streaming);
-        assert_eq!(stores(&forced.unwrap()), streaming);
+        assert_eq!(forced("s4[67108864]{0:E(4)}", "s4[67108864]{0}"), streaming);
         // Packs, and unpacks across a tile's rows, stream.
         assert_eq!(stores(&plan("s4[134217728]{0}", "s4[134217728]{0:E(4)}")), streaming);
         assert_eq!(stores(&plan("s4[8192,8192]{1,0:T(8,128)(8,1)E(4)}", "s4[8192,8192]{1,0}")), streaming);
@@ -556,11 +554,7 @@ mod tests {
         assert_eq!(stores(&plan("s8[8192,8192]{1,0:T(32,128)(4,1)}", "s8[8192,8192]{1,0}")), streaming);
         assert_eq!(stores(&plan("bf16[4096,8192]{1,0:T(16,128)(2,1)}", "bf16[4096,8192]{1,0}")), streaming);
         assert_eq!(stores(&plan("s8[8192,8192]{1,0}", "s8[8192,8192]{1,0:T(8,128)(4,1)}")), streaming);
-        let (a, b): (ShapeBuf, ShapeBuf) =
-            ("s8[8192,8192]{1,0:T(8,128)(4,1)}".parse().unwrap(), "s8[8192,8192]{1,0}".parse().unwrap());
-        let forced =
-            RelayoutPlan::with_stores(a.as_array().unwrap(), b.as_array().unwrap(), super::StorePolicy::Streaming);
-        assert_eq!(stores(&forced.unwrap()), streaming);
+        assert_eq!(forced("s8[8192,8192]{1,0:T(8,128)(4,1)}", "s8[8192,8192]{1,0}"), streaming);
     }
 
     /// A 3-D rotation whose rows (48 elements) are short: with streaming stores it takes the
