@@ -334,14 +334,15 @@ fn few_rows_deinterleaves(blocks: &[Block], width: usize) -> bool {
     !blocks.is_empty()
         && blocks.iter().all(|b| {
             let Kernel::Transpose { src_minor, .. } = b.kernel else { return false };
-            let (Some(&minor), Some(inner)) = (b.axes.get(src_minor), b.axes.last()) else { return false };
+            let Some(&minor) = b.axes.get(src_minor).filter(|_| deinterleaves(&b.axes, src_minor, width)) else {
+                return false;
+            };
             let groups = src_minor
                 .checked_sub(1)
                 .and_then(|k| b.axes.get(k))
                 .filter(|outside| Some(outside.dst) == minor.dst.checked_mul(to_i64(minor.extent)))
                 .map_or(1, |outside| outside.extent);
-            short_run(minor, (minor.src, inner.src), width)
-                && minor.extent.saturating_mul(groups) <= PLAIN_DEINTERLEAVE_ROWS
+            minor.extent.saturating_mul(groups) <= PLAIN_DEINTERLEAVE_ROWS
         })
 }
 
@@ -436,10 +437,7 @@ fn transpose(axes: &mut Vec<Axis>, src_minor: usize, width: i64, stores: Stores)
         // Streamed, an interleave keeps destination order instead: its runs then follow
         // each other, so that whole lines stream at any alignment (`lines.rs`).
         let last = axes.len().saturating_sub(1);
-        let deinterleaves = axes
-            .get(src_minor)
-            .zip(axes.last())
-            .is_some_and(|(&minor, inner)| short_run(minor, (minor.src, inner.src), width));
+        let deinterleaves = deinterleaves(axes, src_minor, width);
         if let Some(outer) = axes.get_mut(..last).filter(|_| deinterleaves || stores == Stores::Plain) {
             outer.sort_by_key(|a| core::cmp::Reverse(a.src.unsigned_abs()));
         }
@@ -592,7 +590,13 @@ fn long_rows(axes: &[Axis], width: i64) -> bool {
 /// moves whole lines of both in registers.
 fn interleaving(axes: &[Axis], src_minor: usize, width: i64) -> bool {
     let (Some(&minor), Some(&inner)) = (axes.get(src_minor), axes.last()) else { return false };
-    short_run(minor, (minor.src, inner.src), width) || short_run(inner, (inner.dst, minor.dst), width)
+    deinterleaves(axes, src_minor, width) || short_run(inner, (inner.dst, minor.dst), width)
+}
+
+/// Whether a transpose of `axes` deinterleaves ([`interleaving`]'s source side): its
+/// source-minor axis is short and the innermost axis continues it in the source ([`short_run`]).
+fn deinterleaves(axes: &[Axis], src_minor: usize, width: i64) -> bool {
+    axes.get(src_minor).zip(axes.last()).is_some_and(|(&minor, inner)| short_run(minor, (minor.src, inner.src), width))
 }
 
 /// Whether `short`, shorter than one micro-tile (one [`LINE`](super::stream::LINE) of
