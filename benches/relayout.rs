@@ -2,13 +2,14 @@
 //! same bytes, a naive odometer loop, ndarray's `assign` of a permuted view, and for tiled and
 //! sub-byte cases the per-element `PhysicalMap` loop.
 //!
-//! Every plan runs on one thread (with feature `rayon`, inside a one-thread pool; the
-//! `t2d_512MiB_threads` and `r3_512MiB_threads` groups, run alone with `RELAYOUT_CASES=threads`,
-//! compare one and two), and with feature `rayon` once more on the global pool
-//! (`plan_all_threads`). `benches/peers/run_relayout.sh` runs this bench, then numpy on the same
-//! cases, and prints one table. `plan` is the default plan (streaming
-//! stores for these 64 MiB destinations on x86-64); `plan_cached` is the same plan with ordinary
-//! stores, the safe kernel the streaming one must beat by 1.5× to keep its `unsafe`.
+//! Every plan runs on the calling thread (`on_calling_thread`; the `RELAYOUT_CASES=threads`
+//! groups compare one thread and two), and with feature `rayon` once more on the global pool
+//! (`plan_all_threads`). `RELAYOUT_CASES=users` runs issue 36's cases on users' buffers, and
+//! `RELAYOUT_CASES=cache` the same layouts small enough to stay in the caches.
+//! `benches/peers/run_relayout.sh` runs this bench, then numpy on the same cases, and prints one
+//! table. `plan` is the default plan (streaming stores for these 64 MiB destinations on x86-64);
+//! `plan_cached` is the same plan with ordinary stores, the safe kernel the streaming one must
+//! beat by 1.5× to keep its `unsafe`.
 //!
 //! Buffers are anonymous maps advised `NoHugePage` (4 KiB pages) or `HugePage` (transparent
 //! huge pages; the `/huge` groups). The cases move 64 MiB (s4: 32 MiB packed, 64 MiB unpacked):
@@ -23,7 +24,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use memmap2::{Advice, MmapMut};
 use ndarray::ShapeBuilder;
 use std::hint::black_box;
-use xla_shape::relayout::{RelayoutPlan, StorePolicy};
+use xla_shape::relayout::{RelayoutPlan, StorePolicy, on_calling_thread};
 use xla_shape::{PhysicalMap, ShapeBuf};
 
 /// A relayout case: the shapes, and the same move written as a strided copy for the baselines
@@ -205,18 +206,12 @@ fn physical_loop<const N: usize>(src: &[u8], dst: &mut [u8], a: &PhysicalMap, b:
     }
 }
 
-/// Runs a plan on one thread: with feature `rayon`, inside a one-thread pool, so that no plan
-/// splits its boxes over the global pool's threads.
+/// Runs a plan on the calling thread (`on_calling_thread`): no plan splits its boxes over
+/// rayon's pool, and the plan runs on the core, and from the caches, that memcpy just used. (A
+/// one-thread pool's `install` did the same for the 64 MiB cases, but its hand-off to the pool's
+/// thread cost about 50 µs a run, most of the time of the 128 KiB `cache` cases.)
 fn run_alone(plan: &RelayoutPlan, src: &[u8], dst: &mut [u8]) {
-    #[cfg(feature = "rayon")]
-    {
-        thread_local! {
-            static POOL: rayon::ThreadPool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a pool");
-        }
-        POOL.with(|pool| pool.install(|| plan.run(src, dst).unwrap()));
-    }
-    #[cfg(not(feature = "rayon"))]
-    plan.run(src, dst).unwrap();
+    on_calling_thread(|| plan.run(src, dst)).unwrap();
 }
 
 fn shape(text: &str) -> ShapeBuf {
@@ -581,20 +576,23 @@ fn bench_alignment(c: &mut Criterion) {
     }
 }
 
-/// Issue 36's cases on users' buffers (`RELAYOUT_CASES=users`): source and destination `Vec<u8>`s
-/// 16 bytes past a cache line (where glibc's `malloc` and numpy put large arrays), beside the same
-/// case on page-aligned maps, each with memcpy of the same output bytes into the same
-/// destination, one thread. Groups `relayout/users/CASE`, functions `memcpy/page`, `plan/page`,
+/// Issue 36's cases on users' buffers (`RELAYOUT_CASES=users`, [`USER_CASES`]; or, with
+/// `RELAYOUT_CASES=cache`, [`CACHE_CASES`]: the same layouts at about 128 KiB, so that both
+/// buffers stay in a core's second-level cache and the kernel's own instructions, not memory,
+/// set its speed): source and destination `Vec<u8>`s 16 bytes past a cache line (where glibc's
+/// `malloc` and numpy put large arrays), beside the same case on page-aligned maps, each with
+/// memcpy of the same output bytes into the same destination, one thread. Groups
+/// `relayout/users/CASE` (`relayout/cache/CASE`), functions `memcpy/page`, `plan/page`,
 /// `memcpy/vec`, `plan/vec`; both placements are checked to write the same bytes.
-fn bench_users(c: &mut Criterion) {
+fn bench_users(c: &mut Criterion, (prefix, cases): (&str, &[(&str, &str, &str)])) {
     let filter: Option<String> = std::env::var("USERS_CASES").ok();
-    for (name, src_text, dst_text) in USER_CASES {
+    for (name, src_text, dst_text) in cases {
         if filter.as_ref().is_some_and(|f| !f.split(',').any(|n| n == *name)) {
             continue;
         }
         let (src_shape, dst_shape) = (shape(src_text), shape(dst_text));
         let plan = RelayoutPlan::new(src_shape.as_array().unwrap(), dst_shape.as_array().unwrap()).unwrap();
-        let mut group = c.benchmark_group(format!("relayout/users/{name}"));
+        let mut group = c.benchmark_group(format!("relayout/{prefix}/{name}"));
         group.throughput(Throughput::Bytes(plan.dst_len() as u64));
         group.sample_size(10);
         let mut check = vec![0u8; plan.dst_len()];
@@ -665,6 +663,43 @@ const USER_CASES: &[(&str, &str, &str)] = &[
     ("s2_t16x128x16_to_e2", "s2[8192,8192]{1,0:T(16,128)(16,1)E(2)}", "s2[8192,8192]{1,0:E(2)}"),
 ];
 
+/// [`USER_CASES`] at about 128 KiB out (`s2_pack` 64 KiB, the `s4` and `s2` tile cases 128 KiB
+/// packed), the same names and layouts: source, destination and memcpy's source (about 384 KiB)
+/// fit one core's 1 MiB second-level cache, where the plan stores normally (below
+/// [`StorePolicy::Auto`]'s streaming size). What the kernel's instructions give, beside memcpy's
+/// speed from the same cache.
+const CACHE_CASES: &[(&str, &str, &str)] = &[
+    ("t2d", "f32[128,256]{0,1}", "f32[128,256]{1,0}"),
+    ("r3", "f32[32,32,32]{2,1,0}", "f32[32,32,32]{1,0,2}"),
+    ("nchw_nhwc", "f32[1,64,16,32]{3,2,1,0}", "f32[1,64,16,32]{1,3,2,0}"),
+    ("r4", "f32[2,16,16,64]{3,2,1,0}", "f32[2,16,16,64]{3,1,2,0}"),
+    ("r5", "f32[4,16,32,4,4]{4,3,2,1,0}", "f32[4,16,32,4,4]{2,4,1,3,0}"),
+    ("t2d_tall", "f32[256,128]{0,1}", "f32[256,128]{1,0}"),
+    ("t2d_u8", "u8[256,512]{0,1}", "u8[256,512]{1,0}"),
+    ("t2d_bf16", "bf16[128,512]{0,1}", "bf16[128,512]{1,0}"),
+    ("t2d_u64", "u64[64,256]{0,1}", "u64[64,256]{1,0}"),
+    ("f32_rm_to_t8x128", "f32[32,1024]{1,0}", "f32[32,1024]{1,0:T(8,128)}"),
+    ("f32_t8x128_to_rm", "f32[32,1024]{1,0:T(8,128)}", "f32[32,1024]{1,0}"),
+    ("bf16_rm_to_t8x128x2", "bf16[16,4096]{1,0}", "bf16[16,4096]{1,0:T(8,128)(2,1)}"),
+    ("bf16_t8x128x2_to_rm", "bf16[16,4096]{1,0:T(8,128)(2,1)}", "bf16[16,4096]{1,0}"),
+    ("bf16_t8_to_t16", "bf16[32,2048]{1,0:T(8,128)(2,1)}", "bf16[32,2048]{1,0:T(16,128)(2,1)}"),
+    ("bf16_rm_to_t8x128x2_T", "bf16[128,512]{1,0}", "bf16[128,512]{0,1:T(8,128)(2,1)}"),
+    ("s8_rm_to_t8x128x4", "s8[32,4096]{1,0}", "s8[32,4096]{1,0:T(8,128)(4,1)}"),
+    ("s8_t8x128x4_to_rm", "s8[32,4096]{1,0:T(8,128)(4,1)}", "s8[32,4096]{1,0}"),
+    ("s8_rm_to_t32x128x4", "s8[32,4096]{1,0}", "s8[32,4096]{1,0:T(32,128)(4,1)}"),
+    ("s8_t32x128x4_to_rm", "s8[32,4096]{1,0:T(32,128)(4,1)}", "s8[32,4096]{1,0}"),
+    ("s4_pack", "s4[262144]{0}", "s4[262144]{0:E(4)}"),
+    ("s4_unpack", "s4[262144]{0:E(4)}", "s4[262144]{0}"),
+    ("s2_pack", "s2[262144]{0}", "s2[262144]{0:E(2)}"),
+    ("s2_unpack", "s2[262144]{0:E(2)}", "s2[262144]{0}"),
+    ("s4_pack_t8x128x8", "s4[64,4096]{1,0}", "s4[64,4096]{1,0:T(8,128)(8,1)E(4)}"),
+    ("s4_unpack_t8x128x8", "s4[64,4096]{1,0:T(8,128)(8,1)E(4)}", "s4[64,4096]{1,0}"),
+    ("s4_e4_to_t8x128x8", "s4[64,4096]{1,0:E(4)}", "s4[64,4096]{1,0:T(8,128)(8,1)E(4)}"),
+    ("s4_t8x128x8_to_e4", "s4[64,4096]{1,0:T(8,128)(8,1)E(4)}", "s4[64,4096]{1,0:E(4)}"),
+    ("s2_e2_to_t16x128x16", "s2[128,4096]{1,0:E(2)}", "s2[128,4096]{1,0:T(16,128)(16,1)E(2)}"),
+    ("s2_t16x128x16_to_e2", "s2[128,4096]{1,0:T(16,128)(16,1)E(2)}", "s2[128,4096]{1,0:E(2)}"),
+];
+
 /// An order-sensitive digest of `bytes` (FNV-1a over 8-byte words).
 #[cfg(feature = "rayon")]
 fn digest(bytes: &[u8]) -> u64 {
@@ -684,7 +719,11 @@ fn relayout(c: &mut Criterion) {
         return;
     }
     if std::env::var("RELAYOUT_CASES").is_ok_and(|f| f == "users") {
-        bench_users(c);
+        bench_users(c, ("users", USER_CASES));
+        return;
+    }
+    if std::env::var("RELAYOUT_CASES").is_ok_and(|f| f == "cache") {
+        bench_users(c, ("cache", CACHE_CASES));
         return;
     }
     if std::env::var("RELAYOUT_CASES").is_ok_and(|f| f == "align") {
