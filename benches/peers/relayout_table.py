@@ -203,7 +203,7 @@ def table(runs):
     lines = [header, ""]
     groups = sorted({g for r in runs for g in r["criterion"]
                      if g.startswith("relayout/") and "threads" not in g
-                     and not g.startswith(("relayout/align/", "relayout/users/"))})
+                     and not g.startswith(("relayout/align/", "relayout/users/", "relayout/cache/"))})
     if groups:
         lines.append("| case | " + " | ".join(title for _, title in COLUMNS) + " |")
         lines.append("|---|" + "---|" * len(COLUMNS))
@@ -239,6 +239,7 @@ def table(runs):
         lines.append(f"{case} at 512 MiB against memcpy on as many threads: " + "; ".join(parts))
     lines += alignment(runs)
     lines += users(runs)
+    lines += users(runs, "cache")
     uptimes = [(k, u) for k, r in enumerate(runs, 1) for u in r["uptime"]]
     if uptimes:
         lines.append("")
@@ -291,41 +292,54 @@ def alignment(runs):
     return lines
 
 
-def users(runs):
+def users(runs, prefix="users"):
     """Issue 36's table (`RELAYOUT_CASES=users`): per case, on page-aligned maps and on `Vec`s 16
     bytes past a line, xla-shape's ratio to memcpy of the same output bytes into the same
     destination (one thread), with memcpy's own speed in GB/s (output bytes over its median
-    time), each a median over the runs with its spread.
+    time), each a median over the runs with its spread. With `prefix="cache"`, the same layouts
+    small enough to stay in the caches (`RELAYOUT_CASES=cache`), with xla-shape's own speed in
+    GB/s instead: what its instructions give.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as root:
     ...     for place, plan in [("page", 10e6), ("vec", 8e6)]:
     ...         fake_result(root, "relayout/users/t2d", "memcpy", 5e6, place)
     ...         fake_result(root, "relayout/users/t2d", "plan", plan, place)
+    ...         fake_result(root, "relayout/cache/t2d", "memcpy", 5e3, place)
+    ...         fake_result(root, "relayout/cache/t2d", "plan", plan / 1e3, place)
     ...     run = load_run(root, None)
-    ...     run["bytes"] = {"relayout/users/t2d": 64 << 20}
-    ...     print("\\n".join(users([run])))  # doctest: +NORMALIZE_WHITESPACE
+    ...     run["bytes"] = {"relayout/users/t2d": 64 << 20, "relayout/cache/t2d": 128 << 10}
+    ...     print("\\n".join(users([run]) + users([run], "cache")))  # doctest: +NORMALIZE_WHITESPACE
     <BLANKLINE>
     Users' buffers, one thread: xla-shape × memcpy of the same output bytes (memcpy GB/s)
     <BLANKLINE>
     | case | page | Vec +16 |
     |---|---|---|
     | t2d | 0.50 (13.4) | 0.62 (13.4) |
+    <BLANKLINE>
+    In the caches, one thread: xla-shape × memcpy of the same output bytes (xla-shape GB/s)
+    <BLANKLINE>
+    | case | page | Vec +16 |
+    |---|---|---|
+    | t2d | 0.50 (13.1) | 0.62 (16.4) |
     """
-    cases = sorted({g.removeprefix("relayout/users/") for r in runs for g in r["criterion"]
-                    if g.startswith("relayout/users/")})
+    head = f"relayout/{prefix}/"
+    cases = sorted({g.removeprefix(head) for r in runs for g in r["criterion"] if g.startswith(head)})
     if not cases:
         return []
-    lines = ["", "Users' buffers, one thread: xla-shape × memcpy of the same output bytes (memcpy GB/s)", "",
-             "| case | page | Vec +16 |", "|---|---|---|"]
+    timed = "plan" if prefix == "cache" else "memcpy"
+    title = ("In the caches, one thread: xla-shape × memcpy of the same output bytes (xla-shape GB/s)"
+             if prefix == "cache" else
+             "Users' buffers, one thread: xla-shape × memcpy of the same output bytes (memcpy GB/s)")
+    lines = ["", title, "", "| case | page | Vec +16 |", "|---|---|---|"]
     for case in cases:
-        group = f"relayout/users/{case}"
+        group = head + case
         cells = []
         for place in ("page", "vec"):
             times = [(r["criterion"][group], r.get("bytes", {}).get(group)) for r in runs if group in r["criterion"]]
             ratios = [t[f"memcpy/{place}"] / t[f"plan/{place}"] for t, _ in times
                       if t.get(f"memcpy/{place}") and t.get(f"plan/{place}")]
-            speeds = [n / t[f"memcpy/{place}"] for t, n in times if n and t.get(f"memcpy/{place}")]
+            speeds = [n / t[f"{timed}/{place}"] for t, n in times if n and t.get(f"{timed}/{place}")]
             text = spread(ratios, 2) if ratios else "–"
             if speeds:
                 text += f" ({spread(speeds, 1)})"

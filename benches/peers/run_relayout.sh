@@ -11,6 +11,7 @@
 #   RUNS=3 benches/peers/run_relayout.sh                # three runs, one table
 #   TIMES='--warm-up-time 0.1 --measurement-time 0.2' benches/peers/run_relayout.sh  # a smoke run
 #   ONLY=users RUNS=3 benches/peers/run_relayout.sh      # issue 36's users' buffers table alone
+#   ONLY=cache RUNS=3 benches/peers/run_relayout.sh      # the same layouts in the caches alone
 #
 # Each run K is saved as target/peers/run-K.json (criterion's medians written during that run,
 # numpy's results, `uptime` before and after); `benches/peers/relayout_table.py --runs
@@ -30,8 +31,8 @@ fi
 read -ra times <<< "${TIMES:---warm-up-time 1 --measurement-time 3}"
 VENV="${PEERS_VENV:-target/peers/venv}"
 PY="${PYTHON:-$(command -v python3)}"
-if [ "${ONLY:-}" = users ]; then
-  # No numpy in this table: the table script needs only the standard library.
+if [ "${ONLY:-}" = users ] || [ "${ONLY:-}" = cache ]; then
+  # No numpy in these tables: the table script needs only the standard library.
   TABLE_PY="$PY"
 else
   if [ ! -x "$VENV/bin/python" ]; then
@@ -50,9 +51,10 @@ for ((k = 1; k <= RUNS; k++)); do
   since=$(date +%s.%N)
   before=$(uptime)
   echo "$before"
-  if [ "${ONLY:-}" = users ]; then
-    # Issue 36's cases on Vecs 16 bytes past a line beside page-aligned maps, memcpy beside each.
-    RELAYOUT_CASES=users cargo bench --bench relayout --features rayon -- "${times[@]}" "$@"
+  if [ "${ONLY:-}" = users ] || [ "${ONLY:-}" = cache ]; then
+    # Issue 36's cases on Vecs 16 bytes past a line beside page-aligned maps, memcpy beside each
+    # (cache: the same layouts at about 128 KiB, in the caches).
+    RELAYOUT_CASES="$ONLY" cargo bench --bench relayout --features rayon -- "${times[@]}" "$@"
     after=$(uptime)
     echo "$after"
     "$TABLE_PY" benches/peers/relayout_table.py --save "target/peers/run-$k.json" --since "$since" \
