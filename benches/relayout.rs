@@ -664,10 +664,10 @@ const USER_CASES: &[(&str, &str, &str)] = &[
 ];
 
 /// [`USER_CASES`] at about 128 KiB out (`s2_pack` 64 KiB, the `s4` and `s2` tile cases 128 KiB
-/// packed), the same names and layouts: source, destination and memcpy's source (about 384 KiB)
-/// fit one core's 1 MiB second-level cache, where the plan stores normally (below
-/// [`StorePolicy::Auto`]'s streaming size). What the kernel's instructions give, beside memcpy's
-/// speed from the same cache.
+/// packed), the same names and layouts: source, destination and memcpy's source (384–640 KiB)
+/// stay in the caches (the project's VM reports 512 KiB of second-level cache per core and 32 MiB
+/// of third-level), where the plan stores normally (below [`StorePolicy::Auto`]'s streaming
+/// size). What the kernel's instructions give, beside memcpy's speed from the same caches.
 const CACHE_CASES: &[(&str, &str, &str)] = &[
     ("t2d", "f32[128,256]{0,1}", "f32[128,256]{1,0}"),
     ("r3", "f32[32,32,32]{2,1,0}", "f32[32,32,32]{1,0,2}"),
