@@ -577,9 +577,8 @@ fn bench_alignment(c: &mut Criterion) {
 }
 
 /// Issue 36's cases on users' buffers (`RELAYOUT_CASES=users`, [`USER_CASES`]; or, with
-/// `RELAYOUT_CASES=cache`, [`CACHE_CASES`]: the same layouts at about 128 KiB, so that both
-/// buffers stay in a core's second-level cache and the kernel's own instructions, not memory,
-/// set its speed): source and destination `Vec<u8>`s 16 bytes past a cache line (where glibc's
+/// `RELAYOUT_CASES=cache`, [`CACHE_CASES`]: the same layouts at about 128 KiB, so that the
+/// buffers stay in the caches and the kernel's own instructions, not memory, set its speed): source and destination `Vec<u8>`s 16 bytes past a cache line (where glibc's
 /// `malloc` and numpy put large arrays), beside the same case on page-aligned maps, each with
 /// memcpy of the same output bytes into the same destination, one thread. Groups
 /// `relayout/users/CASE` (`relayout/cache/CASE`), functions `memcpy/page`, `plan/page`,
