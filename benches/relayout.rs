@@ -576,22 +576,28 @@ fn bench_alignment(c: &mut Criterion) {
     }
 }
 
-/// Issue 36's cases on users' buffers (`RELAYOUT_CASES=users`, [`USER_CASES`]; or, with
-/// `RELAYOUT_CASES=cache`, [`CACHE_CASES`]: the same layouts at about 128 KiB, so that the
-/// buffers stay in the caches and the kernel's own instructions, not memory, set its speed): source and destination `Vec<u8>`s 16 bytes past a cache line (where glibc's
-/// `malloc` and numpy put large arrays), beside the same case on page-aligned maps, each with
-/// memcpy of the same output bytes into the same destination, one thread. Groups
-/// `relayout/users/CASE` (`relayout/cache/CASE`), functions `memcpy/page`, `plan/page`,
-/// `memcpy/vec`, `plan/vec`; both placements are checked to write the same bytes.
-fn bench_users(c: &mut Criterion, (prefix, cases): (&str, &[(&str, &str, &str)])) {
+/// Issue 36's cases on users' buffers ([`USER_CASES`]; `RELAYOUT_CASES=users`, or, with
+/// `RELAYOUT_CASES=cache`, the same layouts at about 128 KiB, so that the buffers stay in the
+/// caches and the kernel's own instructions, not memory, set its speed): source and destination
+/// `Vec<u8>`s 16 bytes past a cache line (where glibc's `malloc` and numpy put large arrays),
+/// beside the same case on page-aligned maps, each with memcpy of the same output bytes into the
+/// same destination, one thread. Groups `relayout/users/CASE` (`relayout/cache/CASE`), functions
+/// `memcpy/page`, `plan/page`, `memcpy/vec`, `plan/vec`; both placements are checked to write the
+/// same bytes. The `cache` group's source, destination and memcpy's source (384–640 KiB) stay in
+/// the caches (the project's VM reports 512 KiB of second-level cache per core and 32 MiB of
+/// third-level), where the plan stores normally (below [`StorePolicy::Auto`]'s streaming size).
+fn bench_users(c: &mut Criterion, set: &str) {
+    let size = usize::from(set == "cache");
     let filter: Option<String> = std::env::var("USERS_CASES").ok();
-    for (name, src_text, dst_text) in cases {
+    for (name, element, dims, src_layout, dst_layout) in USER_CASES {
         if filter.as_ref().is_some_and(|f| !f.split(',').any(|n| n == *name)) {
             continue;
         }
-        let (src_shape, dst_shape) = (shape(src_text), shape(dst_text));
+        let dims = dims[size];
+        let (src_shape, dst_shape) =
+            (shape(&format!("{element}{dims}{src_layout}")), shape(&format!("{element}{dims}{dst_layout}")));
         let plan = RelayoutPlan::new(src_shape.as_array().unwrap(), dst_shape.as_array().unwrap()).unwrap();
-        let mut group = c.benchmark_group(format!("relayout/{prefix}/{name}"));
+        let mut group = c.benchmark_group(format!("relayout/{set}/{name}"));
         group.throughput(Throughput::Bytes(plan.dst_len() as u64));
         group.sample_size(10);
         let mut check = vec![0u8; plan.dst_len()];
@@ -619,84 +625,50 @@ fn bench_users(c: &mut Criterion, (prefix, cases): (&str, &[(&str, &str, &str)])
     }
 }
 
-/// The cases of [`bench_users`]: 64 MiB out unless said.
-const USER_CASES: &[(&str, &str, &str)] = &[
-    ("t2d", "f32[4096,4096]{0,1}", "f32[4096,4096]{1,0}"),
-    ("r3", "f32[256,256,256]{2,1,0}", "f32[256,256,256]{1,0,2}"),
-    ("nchw_nhwc", "f32[16,64,128,128]{3,2,1,0}", "f32[16,64,128,128]{1,3,2,0}"),
-    ("r4", "f32[64,64,64,64]{3,2,1,0}", "f32[64,64,64,64]{3,1,2,0}"),
-    ("r5", "f32[128,128,64,4,4]{4,3,2,1,0}", "f32[128,128,64,4,4]{2,4,1,3,0}"),
+/// The cases of [`bench_users`]: name, element type, dimensions (64 MiB out unless said; then
+/// about 128 KiB out for the `cache` group, whose three buffers then stay in the caches), source
+/// layout, destination layout. One row for both sizes, so that the two groups keep the same
+/// layouts.
+const USER_CASES: &[(&str, &str, [&str; 2], &str, &str)] = &[
+    ("t2d", "f32", ["[4096,4096]", "[128,256]"], "{0,1}", "{1,0}"),
+    ("r3", "f32", ["[256,256,256]", "[32,32,32]"], "{2,1,0}", "{1,0,2}"),
+    ("nchw_nhwc", "f32", ["[16,64,128,128]", "[1,64,16,32]"], "{3,2,1,0}", "{1,3,2,0}"),
+    ("r4", "f32", ["[64,64,64,64]", "[2,16,16,64]"], "{3,2,1,0}", "{3,1,2,0}"),
+    ("r5", "f32", ["[128,128,64,4,4]", "[4,16,32,4,4]"], "{4,3,2,1,0}", "{2,4,1,3,0}"),
     // Source rows 32 KiB apart: bands narrowed to 32 columns on `Vec`s, 64 on pages
     // (`plan::band_columns`; t2d's rows, 16 KiB apart, narrow too).
-    ("t2d_tall", "f32[8192,2048]{0,1}", "f32[8192,2048]{1,0}"),
-    ("t2d_u8", "u8[8192,8192]{0,1}", "u8[8192,8192]{1,0}"),
-    ("t2d_bf16", "bf16[4096,8192]{0,1}", "bf16[4096,8192]{1,0}"),
-    ("t2d_u64", "u64[2048,4096]{0,1}", "u64[2048,4096]{1,0}"),
-    ("f32_rm_to_t8x128", "f32[4096,4096]{1,0}", "f32[4096,4096]{1,0:T(8,128)}"),
-    ("f32_t8x128_to_rm", "f32[4096,4096]{1,0:T(8,128)}", "f32[4096,4096]{1,0}"),
-    ("bf16_rm_to_t8x128x2", "bf16[4096,8192]{1,0}", "bf16[4096,8192]{1,0:T(8,128)(2,1)}"),
-    ("bf16_t8x128x2_to_rm", "bf16[4096,8192]{1,0:T(8,128)(2,1)}", "bf16[4096,8192]{1,0}"),
-    ("bf16_t8_to_t16", "bf16[4096,8192]{1,0:T(8,128)(2,1)}", "bf16[4096,8192]{1,0:T(16,128)(2,1)}"),
-    ("bf16_rm_to_t8x128x2_T", "bf16[4096,8192]{1,0}", "bf16[4096,8192]{0,1:T(8,128)(2,1)}"),
+    ("t2d_tall", "f32", ["[8192,2048]", "[256,128]"], "{0,1}", "{1,0}"),
+    ("t2d_u8", "u8", ["[8192,8192]", "[256,512]"], "{0,1}", "{1,0}"),
+    ("t2d_bf16", "bf16", ["[4096,8192]", "[128,512]"], "{0,1}", "{1,0}"),
+    ("t2d_u64", "u64", ["[2048,4096]", "[64,256]"], "{0,1}", "{1,0}"),
+    ("f32_rm_to_t8x128", "f32", ["[4096,4096]", "[32,1024]"], "{1,0}", "{1,0:T(8,128)}"),
+    ("f32_t8x128_to_rm", "f32", ["[4096,4096]", "[32,1024]"], "{1,0:T(8,128)}", "{1,0}"),
+    ("bf16_rm_to_t8x128x2", "bf16", ["[4096,8192]", "[16,4096]"], "{1,0}", "{1,0:T(8,128)(2,1)}"),
+    ("bf16_t8x128x2_to_rm", "bf16", ["[4096,8192]", "[16,4096]"], "{1,0:T(8,128)(2,1)}", "{1,0}"),
+    ("bf16_t8_to_t16", "bf16", ["[4096,8192]", "[32,2048]"], "{1,0:T(8,128)(2,1)}", "{1,0:T(16,128)(2,1)}"),
+    ("bf16_rm_to_t8x128x2_T", "bf16", ["[4096,8192]", "[128,512]"], "{1,0}", "{0,1:T(8,128)(2,1)}"),
     // int8 under TPU tiles: each column's 4 bytes are 4 rows' elements.
-    ("s8_rm_to_t8x128x4", "s8[8192,8192]{1,0}", "s8[8192,8192]{1,0:T(8,128)(4,1)}"),
-    ("s8_t8x128x4_to_rm", "s8[8192,8192]{1,0:T(8,128)(4,1)}", "s8[8192,8192]{1,0}"),
+    ("s8_rm_to_t8x128x4", "s8", ["[8192,8192]", "[32,4096]"], "{1,0}", "{1,0:T(8,128)(4,1)}"),
+    ("s8_t8x128x4_to_rm", "s8", ["[8192,8192]", "[32,4096]"], "{1,0:T(8,128)(4,1)}", "{1,0}"),
     // The large tiles XLA gives 8-bit types on newer TPUs (Mosaic's `use_x8_large_second_minor`):
     // 32 rows of each tile written side by side.
-    ("s8_rm_to_t32x128x4", "s8[8192,8192]{1,0}", "s8[8192,8192]{1,0:T(32,128)(4,1)}"),
-    ("s8_t32x128x4_to_rm", "s8[8192,8192]{1,0:T(32,128)(4,1)}", "s8[8192,8192]{1,0}"),
+    ("s8_rm_to_t32x128x4", "s8", ["[8192,8192]", "[32,4096]"], "{1,0}", "{1,0:T(32,128)(4,1)}"),
+    ("s8_t32x128x4_to_rm", "s8", ["[8192,8192]", "[32,4096]"], "{1,0:T(32,128)(4,1)}", "{1,0}"),
     // 32 MiB out (pack), 64 MiB out (unpack).
-    ("s4_pack", "s4[67108864]{0}", "s4[67108864]{0:E(4)}"),
-    ("s4_unpack", "s4[67108864]{0:E(4)}", "s4[67108864]{0}"),
+    ("s4_pack", "s4", ["[67108864]", "[262144]"], "{0}", "{0:E(4)}"),
+    ("s4_unpack", "s4", ["[67108864]", "[262144]"], "{0:E(4)}", "{0}"),
     // 16 MiB out (pack), 64 MiB out (unpack).
-    ("s2_pack", "s2[67108864]{0}", "s2[67108864]{0:E(2)}"),
-    ("s2_unpack", "s2[67108864]{0:E(2)}", "s2[67108864]{0}"),
+    ("s2_pack", "s2", ["[67108864]", "[262144]"], "{0}", "{0:E(2)}"),
+    ("s2_unpack", "s2", ["[67108864]", "[262144]"], "{0:E(2)}", "{0}"),
     // int4 under TPU tiles: each column's 32-bit word holds 8 rows' nibbles.
-    ("s4_pack_t8x128x8", "s4[8192,8192]{1,0}", "s4[8192,8192]{1,0:T(8,128)(8,1)E(4)}"),
-    ("s4_unpack_t8x128x8", "s4[8192,8192]{1,0:T(8,128)(8,1)E(4)}", "s4[8192,8192]{1,0}"),
+    ("s4_pack_t8x128x8", "s4", ["[8192,8192]", "[64,4096]"], "{1,0}", "{1,0:T(8,128)(8,1)E(4)}"),
+    ("s4_unpack_t8x128x8", "s4", ["[8192,8192]", "[64,4096]"], "{1,0:T(8,128)(8,1)E(4)}", "{1,0}"),
     // The CPU and GPU runtimes' int4 and int2 (packed along the rows) ↔ the same under TPU tiles:
     // 32 and 16 MiB each way.
-    ("s4_e4_to_t8x128x8", "s4[8192,8192]{1,0:E(4)}", "s4[8192,8192]{1,0:T(8,128)(8,1)E(4)}"),
-    ("s4_t8x128x8_to_e4", "s4[8192,8192]{1,0:T(8,128)(8,1)E(4)}", "s4[8192,8192]{1,0:E(4)}"),
-    ("s2_e2_to_t16x128x16", "s2[8192,8192]{1,0:E(2)}", "s2[8192,8192]{1,0:T(16,128)(16,1)E(2)}"),
-    ("s2_t16x128x16_to_e2", "s2[8192,8192]{1,0:T(16,128)(16,1)E(2)}", "s2[8192,8192]{1,0:E(2)}"),
-];
-
-/// [`USER_CASES`] at about 128 KiB out (`s2_pack` 64 KiB, the `s4` and `s2` tile cases 128 KiB
-/// packed), the same names and layouts: source, destination and memcpy's source (384–640 KiB)
-/// stay in the caches (the project's VM reports 512 KiB of second-level cache per core and 32 MiB
-/// of third-level), where the plan stores normally (below [`StorePolicy::Auto`]'s streaming
-/// size). What the kernel's instructions give, beside memcpy's speed from the same caches.
-const CACHE_CASES: &[(&str, &str, &str)] = &[
-    ("t2d", "f32[128,256]{0,1}", "f32[128,256]{1,0}"),
-    ("r3", "f32[32,32,32]{2,1,0}", "f32[32,32,32]{1,0,2}"),
-    ("nchw_nhwc", "f32[1,64,16,32]{3,2,1,0}", "f32[1,64,16,32]{1,3,2,0}"),
-    ("r4", "f32[2,16,16,64]{3,2,1,0}", "f32[2,16,16,64]{3,1,2,0}"),
-    ("r5", "f32[4,16,32,4,4]{4,3,2,1,0}", "f32[4,16,32,4,4]{2,4,1,3,0}"),
-    ("t2d_tall", "f32[256,128]{0,1}", "f32[256,128]{1,0}"),
-    ("t2d_u8", "u8[256,512]{0,1}", "u8[256,512]{1,0}"),
-    ("t2d_bf16", "bf16[128,512]{0,1}", "bf16[128,512]{1,0}"),
-    ("t2d_u64", "u64[64,256]{0,1}", "u64[64,256]{1,0}"),
-    ("f32_rm_to_t8x128", "f32[32,1024]{1,0}", "f32[32,1024]{1,0:T(8,128)}"),
-    ("f32_t8x128_to_rm", "f32[32,1024]{1,0:T(8,128)}", "f32[32,1024]{1,0}"),
-    ("bf16_rm_to_t8x128x2", "bf16[16,4096]{1,0}", "bf16[16,4096]{1,0:T(8,128)(2,1)}"),
-    ("bf16_t8x128x2_to_rm", "bf16[16,4096]{1,0:T(8,128)(2,1)}", "bf16[16,4096]{1,0}"),
-    ("bf16_t8_to_t16", "bf16[32,2048]{1,0:T(8,128)(2,1)}", "bf16[32,2048]{1,0:T(16,128)(2,1)}"),
-    ("bf16_rm_to_t8x128x2_T", "bf16[128,512]{1,0}", "bf16[128,512]{0,1:T(8,128)(2,1)}"),
-    ("s8_rm_to_t8x128x4", "s8[32,4096]{1,0}", "s8[32,4096]{1,0:T(8,128)(4,1)}"),
-    ("s8_t8x128x4_to_rm", "s8[32,4096]{1,0:T(8,128)(4,1)}", "s8[32,4096]{1,0}"),
-    ("s8_rm_to_t32x128x4", "s8[32,4096]{1,0}", "s8[32,4096]{1,0:T(32,128)(4,1)}"),
-    ("s8_t32x128x4_to_rm", "s8[32,4096]{1,0:T(32,128)(4,1)}", "s8[32,4096]{1,0}"),
-    ("s4_pack", "s4[262144]{0}", "s4[262144]{0:E(4)}"),
-    ("s4_unpack", "s4[262144]{0:E(4)}", "s4[262144]{0}"),
-    ("s2_pack", "s2[262144]{0}", "s2[262144]{0:E(2)}"),
-    ("s2_unpack", "s2[262144]{0:E(2)}", "s2[262144]{0}"),
-    ("s4_pack_t8x128x8", "s4[64,4096]{1,0}", "s4[64,4096]{1,0:T(8,128)(8,1)E(4)}"),
-    ("s4_unpack_t8x128x8", "s4[64,4096]{1,0:T(8,128)(8,1)E(4)}", "s4[64,4096]{1,0}"),
-    ("s4_e4_to_t8x128x8", "s4[64,4096]{1,0:E(4)}", "s4[64,4096]{1,0:T(8,128)(8,1)E(4)}"),
-    ("s4_t8x128x8_to_e4", "s4[64,4096]{1,0:T(8,128)(8,1)E(4)}", "s4[64,4096]{1,0:E(4)}"),
-    ("s2_e2_to_t16x128x16", "s2[128,4096]{1,0:E(2)}", "s2[128,4096]{1,0:T(16,128)(16,1)E(2)}"),
-    ("s2_t16x128x16_to_e2", "s2[128,4096]{1,0:T(16,128)(16,1)E(2)}", "s2[128,4096]{1,0:E(2)}"),
+    ("s4_e4_to_t8x128x8", "s4", ["[8192,8192]", "[64,4096]"], "{1,0:E(4)}", "{1,0:T(8,128)(8,1)E(4)}"),
+    ("s4_t8x128x8_to_e4", "s4", ["[8192,8192]", "[64,4096]"], "{1,0:T(8,128)(8,1)E(4)}", "{1,0:E(4)}"),
+    ("s2_e2_to_t16x128x16", "s2", ["[8192,8192]", "[128,4096]"], "{1,0:E(2)}", "{1,0:T(16,128)(16,1)E(2)}"),
+    ("s2_t16x128x16_to_e2", "s2", ["[8192,8192]", "[128,4096]"], "{1,0:T(16,128)(16,1)E(2)}", "{1,0:E(2)}"),
 ];
 
 /// An order-sensitive digest of `bytes` (FNV-1a over 8-byte words).
@@ -718,11 +690,11 @@ fn relayout(c: &mut Criterion) {
         return;
     }
     if std::env::var("RELAYOUT_CASES").is_ok_and(|f| f == "users") {
-        bench_users(c, ("users", USER_CASES));
+        bench_users(c, "users");
         return;
     }
     if std::env::var("RELAYOUT_CASES").is_ok_and(|f| f == "cache") {
-        bench_users(c, ("cache", CACHE_CASES));
+        bench_users(c, "cache");
         return;
     }
     if std::env::var("RELAYOUT_CASES").is_ok_and(|f| f == "align") {
