@@ -2,7 +2,8 @@
 # The relayout table of docs/relayout.md: the criterion bench (memcpy, xla-shape on one thread and
 # on all, ndarray, strided-perm, naive), the one-and-two-thread groups at 512 MiB (with memcpy and
 # strided-perm on one and two threads), the alignment groups (destinations off a page and in
-# Vecs), then numpy on the same cases, then the tables. With RUNS=N the whole sequence runs N times and the table gives, per cell, the
+# Vecs), issue 36's users' buffers and the same layouts in the caches, then numpy on the same
+# cases, then the tables. With RUNS=N the whole sequence runs N times and the table gives, per cell, the
 # median over the runs with the spread [min–max], of each time and of each ratio.
 #
 #   benches/peers/run_relayout.sh                       # venv in target/peers/venv
@@ -70,6 +71,8 @@ for ((k = 1; k <= RUNS; k++)); do
   RELAYOUT_CASES=align cargo bench --bench relayout --features rayon -- "${times[@]}" "$@"
   # Issue 36's cases on users' buffers (Vecs 16 bytes past a line) beside page-aligned maps.
   RELAYOUT_CASES=users cargo bench --bench relayout --features rayon -- "${times[@]}" "$@"
+  # The same layouts at about 128 KiB, in the caches: what each kernel's instructions give.
+  RELAYOUT_CASES=cache cargo bench --bench relayout --features rayon -- "${times[@]}" "$@"
   "$VENV/bin/python" benches/peers/relayout_numpy.py --out "target/peers/numpy-$k.json"
   after=$(uptime)
   echo "$after"
