@@ -293,12 +293,29 @@ pub(crate) fn deinterleave_runs<const N: usize>(
         if !reads || !writes {
             return false;
         }
-        // Many rows stored normally: each row's lines `DST_AHEAD` bytes on are asked for now.
+        // Many rows stored normally: each row's lines `DST_AHEAD` bytes on are asked for first
+        // (a separate instance, so that the others' loop stays as it was).
         let plain = stores == super::plan::Stores::Plain || rows.iter().any(|&r| dst[r..].as_ptr().addr() % LINE != 0);
-        let ahead = plain && S * count > ASKED_ROWS;
+        let args = ((src, from, run, groups), rows, dst, (count, src_step, dst_step), stores);
+        if plain && S * count > ASKED_ROWS {
+            repeats::<N, S, true>(args.0, args.1, args.2, args.3, args.4)
+        } else {
+            repeats::<N, S, false>(args.0, args.1, args.2, args.3, args.4)
+        }
+    }
+    // The indices as in `runs`, which checked them (`run = S · groups · LINE`).
+    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+    #[inline]
+    fn repeats<const N: usize, const S: usize, const AHEAD: bool>(
+        (src, from, run, groups): (&[u8], usize, usize, usize),
+        rows: &[usize; S],
+        dst: &mut [u8],
+        (count, src_step, dst_step): (usize, usize, usize),
+        stores: super::plan::Stores,
+    ) -> bool {
         for k in 0..count {
             let (source, out) = (&src[from + k * src_step..][..run], k * dst_step);
-            if ahead {
+            if AHEAD {
                 for &r in rows {
                     for q in 0..=groups {
                         prefetch(dst, r + out + DST_AHEAD + q * LINE);
