@@ -21,7 +21,10 @@
  *                        each destination line's two 32-byte non-temporal stores follow each
  *                        other (only where the CPU has AVX2): fewer instructions, same traffic
  * If "loads" alone takes most of "transpose", the reads of 64 rows at a time, not the
- * instructions nor the stores, bound the kernel. */
+ * instructions nor the stores, bound the kernel.
+ * Last, the same blocks on f32[128,256] (128 KiB) in the caches (transpose_small): how fast these
+ * instructions go with no wait on memory and no walk around them, beside memcpy between the same
+ * caches (compare the crate's RELAYOUT_CASES=cache group, whose t2d is this array). */
 #include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +144,66 @@ __attribute__((target("avx2"))) static void transpose_avx2(const float *s, float
   _mm_sfence();
 }
 
+/* In the caches: f32[R,C] (128 KiB, R = 128 rows of C = 256) transposed with the same 4 x 4
+ * SSE2 blocks, 16 x 16 at a time, ordinary stores (as the crate stores below its streaming
+ * size), source and destination 16 bytes past a line (where malloc and numpy put large
+ * buffers). No walk: the loops are all there is. */
+#define R 128
+#define C 256
+static void transpose_small(const float *s, float *d) {
+  for (int i = 0; i < R; i += 16)
+    for (int j = 0; j < C; j += 16)
+      for (int bj = 0; bj < 4; bj++)
+        for (int bi = 0; bi < 4; bi++) {
+          const float *p = s + (size_t)(i + bi * 4) * C + j + bj * 4;
+          __m128 r0 = _mm_loadu_ps(p), r1 = _mm_loadu_ps(p + C), r2 = _mm_loadu_ps(p + 2 * C), r3 = _mm_loadu_ps(p + 3 * C);
+          _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+          float *q = d + (size_t)(j + bj * 4) * R + i + bi * 4;
+          _mm_storeu_ps(q, r0), _mm_storeu_ps(q + R, r1), _mm_storeu_ps(q + 2 * R, r2), _mm_storeu_ps(q + 3 * R, r3);
+        }
+}
+
+/* GB/s of output of the small transpose and of memcpy between two 128 KiB buffers, median of
+ * `rounds` timings of 2000 runs each. */
+static int in_the_caches(int rounds) {
+  size_t bytes = (size_t)R * C * sizeof(float);
+  char *a = aligned_alloc(64, bytes + 64), *b = aligned_alloc(64, bytes + 64);
+  if (!a || !b) return 1;
+  float *s = (float *)(a + 16), *d = (float *)(b + 16);
+  for (size_t k = 0; k < (size_t)R * C; k++) s[k] = (float)k;
+  transpose_small(s, d);
+  for (size_t i = 0; i < R; i++)
+    for (size_t j = 0; j < C; j++)
+      if (d[j * R + i] != s[i * C + j]) {
+        fprintf(stderr, "wrong small transpose at %zu, %zu\n", i, j);
+        return 1;
+      }
+  double *t = calloc(2 * (size_t)rounds, sizeof(double));
+  if (!t) return 1;
+  for (int r = 0; r < rounds; r++)
+    for (int k = 0; k < 2; k++) {
+      double t0 = now();
+      for (int n = 0; n < 2000; n++) {
+        if (k == 0) memcpy(d, s, bytes);
+        else transpose_small(s, d);
+        __asm__ volatile("" : : "r"(d) : "memory");
+      }
+      t[k * rounds + r] = now() - t0;
+    }
+  printf("in the caches: f32[%d,%d] (%zu KiB), 16 bytes past a line, GB/s of output, median [min-max] of %d timings of 2000 runs\n", R, C, bytes >> 10, rounds);
+  const char *names[] = {"memcpy", "transpose"};
+  for (int k = 0; k < 2; k++) {
+    double *v = t + k * rounds;
+    qsort(v, rounds, sizeof(double), cmpd);
+    double gb = 2000.0 * bytes * 1e-9;
+    printf("%-18s %6.1f [%.1f-%.1f]\n", names[k], gb / v[rounds / 2], gb / v[rounds - 1], gb / v[0]);
+  }
+  free(t);
+  free(a);
+  free(b);
+  return 0;
+}
+
 int main(void) {
   const char *env = getenv("ROUNDS");
   int rounds = env ? atoi(env) : 7;
@@ -192,5 +255,5 @@ int main(void) {
   free(t);
   free(s);
   free(d);
-  return 0;
+  return in_the_caches(rounds);
 }
