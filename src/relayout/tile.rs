@@ -616,6 +616,41 @@ mod tests {
             check_rows::<16>(&bytes, rows);
         }
 
+        /// A tile's groups of 4 rows deinterleaved at once (`count` repeats, `4 · count` rows side
+        /// by side: more than `ASKED_ROWS` asks for each row's lines ahead), into rows `offset`
+        /// bytes past a line whose last one ends the destination, with either stores.
+        #[test]
+        fn many_rows_side_by_side_deinterleave_as_defined(
+            bytes in proptest::collection::vec(any::<u8>(), 8 * 4 * 2 * LINE),
+            count in 1usize..=8,
+            offset in 0usize..64,
+            gap in 0usize..3,
+        ) {
+            let (span, groups) = (4, 2);
+            let run = span * groups * LINE;
+            let row = groups * LINE + gap * 16;
+            for stores in [Stores::Plain, Stores::Streaming] {
+                let mut storage = vec![0u128; (offset + span * count * row).div_ceil(16)];
+                let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut storage);
+                let end = offset + span * count * row;
+                let dst = &mut dst[..end];
+                dst.fill(0x5A);
+                let starts: Vec<usize> = (0..span).map(|r| offset + r * row).collect();
+                let moved = deinterleave_runs::<1>((&bytes, 0, groups), &starts, dst, (count, run, span * row), stores);
+                crate::relayout::stream::fence();
+                prop_assert!(moved);
+                for k in 0..count {
+                    for r in 0..span {
+                        let at = offset + (k * span + r) * row;
+                        let expected = row_of::<1>(&bytes[k * run..(k + 1) * run], span, r);
+                        prop_assert_eq!(&dst[at..at + groups * LINE], &expected[..], "{:?}, repeat {}, row {}", stores, k, r);
+                        prop_assert!(dst[at + groups * LINE..at + row].iter().all(|&b| b == 0x5A), "wrote between rows");
+                    }
+                }
+                prop_assert!(dst[..offset].iter().all(|&b| b == 0x5A), "wrote before the rows");
+            }
+        }
+
         #[test]
         fn every_width_transposes_as_defined(bytes in proptest::collection::vec(any::<u8>(), 64 * 64)) {
             check::<1, 64, 16>(&bytes);
