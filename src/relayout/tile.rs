@@ -244,9 +244,10 @@ fn zip_m128<const N: usize>(a: safe_arch::m128i, b: safe_arch::m128i) -> (safe_a
 const DST_AHEAD: usize = 512;
 
 /// The most destination rows side by side that [`deinterleave_runs`] leaves the hardware's
-/// prefetchers to read for its ordinary stores: with 8 or 16 rows (`T(8,128)(4,1)`,
-/// `T(16,128)(2,1)`, `T(16,128)(4,1)`) asking [`DST_AHEAD`] on was slower (`s8` `T(16,128)(4,1)`
-/// off a line 0.72–0.74 → 0.63–0.69), with 32 faster. Each store of a line the caches do not
+/// prefetchers to read for its ordinary stores: with 8 or 16 rows asking [`DST_AHEAD`] on was
+/// slower or no faster (`s8` `T(16,128)(4,1)` off a line 0.72–0.74 → 0.63–0.69, `s8`
+/// `T(8,128)(4,1)` 0.70–0.78 → 0.59–0.76, bf16 `T(16,128)(2,1)` 0.83–0.89 → 0.78–0.97), with 32
+/// faster. Each store of a line the caches do not
 /// hold first reads it (a read for ownership); many rows written a little at a time are more
 /// streams than the prefetchers follow, so those reads wait on memory one by one.
 const ASKED_ROWS: usize = 16;
