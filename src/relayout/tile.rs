@@ -240,7 +240,7 @@ fn zip_m128<const N: usize>(a: safe_arch::m128i, b: safe_arch::m128i) -> (safe_a
 /// normally, when it writes more than [`ASKED_ROWS`] rows side by side: 512 bytes, four
 /// `T(32,128)(4,1)` tiles of `s8` on (issue 36: `s8[8192,8192]` out of those tiles into a
 /// destination 16 bytes past a line, one program, five timings each, 0.52–0.57× memcpy without,
-/// 0.61–0.86 with; 384 and 768 bytes measured the same, 1 KiB less).
+/// 0.61–0.86 with; 384 and 768 bytes measured the same, 1 KiB no better in two timings).
 const DST_AHEAD: usize = 512;
 
 /// The most destination rows side by side that [`deinterleave_runs`] leaves the hardware's
