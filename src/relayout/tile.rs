@@ -296,9 +296,12 @@ pub(crate) fn deinterleave_runs<const N: usize>(
         }
         // Many rows stored normally: each row's lines `DST_AHEAD` bytes on are asked for first
         // (a separate instance, so that the others' loop stays as it was).
-        let plain = stores == super::plan::Stores::Plain || rows.iter().any(|&r| dst[r..].as_ptr().addr() % LINE != 0);
+        let many = S * count > ASKED_ROWS;
+        let plain =
+            || stores == super::plan::Stores::Plain || rows.iter().any(|&r| dst[r..].as_ptr().addr() % LINE != 0);
+        let ahead = many && plain();
         let args = ((src, from, run, groups), rows, dst, (count, src_step, dst_step), stores);
-        if plain && S * count > ASKED_ROWS {
+        if ahead {
             repeats::<N, S, true>(args.0, args.1, args.2, args.3, args.4)
         } else {
             repeats::<N, S, false>(args.0, args.1, args.2, args.3, args.4)
