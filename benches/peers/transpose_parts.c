@@ -24,7 +24,8 @@
  * instructions nor the stores, bound the kernel.
  * Last, the same blocks on f32[128,256] (128 KiB) in the caches (transpose_small): how fast these
  * instructions go with no wait on memory and no walk around them, beside memcpy between the same
- * caches (compare the crate's RELAYOUT_CASES=cache group, whose t2d is this array). */
+ * caches (compare the crate's RELAYOUT_CASES=cache group, whose t2d moves an array of this
+ * size the other way round). */
 #include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
