@@ -285,13 +285,16 @@ fn whole_tiles_end(j0: u64, end: u64, m: u64) -> u64 {
     j0.saturating_add(end.saturating_sub(j0).checked_div(m).unwrap_or(0).saturating_mul(m))
 }
 
-/// The destination-minor columns from `dst[d]` to the first cache-line boundary (0 when `d` is
-/// on one, or when the boundary falls inside an element). A destination 16 bytes past a line
-/// (where `malloc` and numpy put large buffers) would otherwise split every line a micro-tile
-/// stores over two cache lines: two partial lines per store, and streamed partial lines are
-/// written back piecemeal (2.2–3× slower, `docs/relayout.md`, "Speed").
-fn lead<const N: usize>(dst: &[u8], d: i64) -> u64 {
-    let bytes = at(d).and_then(|t| dst.get(t..)).map_or(0, |rest| rest.as_ptr().align_offset(LINE));
+/// The elements from `buffer[offset]` to the first cache-line boundary (0 when `offset` is on
+/// one, or when the boundary falls inside an element).
+/// - In the destination, the destination-minor columns before its first line: a destination 16
+///   bytes past a line (where `malloc` and numpy put large buffers) would otherwise split every
+///   line a micro-tile stores over two cache lines: two partial lines per store, and streamed
+///   partial lines are written back piecemeal (2.2–3× slower, `docs/relayout.md`, "Speed").
+/// - In the source, the source-minor rows before its first line ([`Walk::run`]): the strips'
+///   runs then start on lines instead of each straddling two.
+fn lead<const N: usize>(buffer: &[u8], offset: i64) -> u64 {
+    let bytes = at(offset).and_then(|t| buffer.get(t..)).map_or(0, |rest| rest.as_ptr().align_offset(LINE));
     // `align_offset` may decline (usize::MAX): then no lead, which only costs speed.
     match (bytes.checked_div(N), bytes.checked_rem(N)) {
         (Some(columns), Some(0)) if bytes < LINE => len_u64(columns),
@@ -386,10 +389,22 @@ impl Walk<'_> {
             // Rows per call: a micro-tile's, or all of them when they make one destination run.
             let per = if self.short == Short::Destination { total.max(1) } else { m };
             let inner = self.pair.1.extent;
-            // Every run of the band starts as far past a line as the first: its rows are a
+            // The strips store whole destination lines: the innermost axis must be contiguous there.
+            let strips = after.is_empty() && self.short == Short::Neither && self.pair.1.dst == to_i64(len_u64(N));
+            // A strip's runs start on source lines when the source rows are whole lines apart:
+            // the rows before the source's first line move on their own (`lead_rows`), through
+            // `Walk::tiles`, and the strip starts after them. A source 16 bytes past a line (a
+            // `Vec`, a numpy array) would otherwise have every run straddle two lines.
+            let lead_rows = match (strips, stepped, self.pair.1.src.checked_rem(to_i64(len_u64(LINE)))) {
+                (true, true, Some(0)) => lead::<N>(self.src, s).min(total),
+                _ => 0,
+            };
+            let after_lead = (step(s, lead_rows, axis.src), step(d, lead_rows, axis.dst));
+            // Every run of the strip starts as far past a line as the first: its rows are a
             // multiple of 64 bytes apart whenever `band_columns` narrows.
-            let straddles =
-                at(s).and_then(|o| self.src.get(o..)).is_some_and(|rest| rest.as_ptr().align_offset(LINE) != 0);
+            let straddles = at(after_lead.0)
+                .and_then(|o| self.src.get(o..))
+                .is_some_and(|rest| rest.as_ptr().align_offset(LINE) != 0);
             let width =
                 band_columns(self.band, len_u64(N), total.saturating_mul(len_u64(N)), self.pair.1.src, straddles)
                     .max(m);
@@ -408,12 +423,25 @@ impl Walk<'_> {
             while j0 < inner {
                 let j1 = inner.min(if j0 < lead { lead } else { j0.saturating_add(width) });
                 let mut i = 0;
-                // The strips store whole destination lines: the innermost axis must be contiguous there.
-                if after.is_empty() && self.short == Short::Neither && self.pair.1.dst == to_i64(len_u64(N)) {
+                if lead_rows > 0 {
+                    self.run::<N>(
+                        dst,
+                        after,
+                        next,
+                        s,
+                        d,
+                        Band { first: 0, rows: lead_rows, j0, j1, last: lead_rows >= total },
+                    );
+                    i = lead_rows;
+                }
+                if strips {
                     i = match self.fused {
-                        None if stepped => self.strip::<N>(dst, (s, d), axis, total, (j0, j1)),
+                        None if stepped => {
+                            let rest = total.wrapping_sub(lead_rows);
+                            lead_rows.wrapping_add(self.strip::<N>(dst, after_lead, axis, rest, (j0, j1)))
+                        }
                         Some(outside) if !stepped => self.fused_strip::<N>(dst, (s, d), outside, total, (j0, j1)),
-                        _ => 0,
+                        _ => i,
                     };
                 }
                 while i < total {

@@ -382,6 +382,23 @@ fn long_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Sid
     })
 }
 
+/// 2-D transposes whose source rows are 1–4 lines apart and whose destination rows are 4–12
+/// lines: from a source off a line, the source-minor rows before its first line move on their
+/// own and the strip's runs start on lines (`Walk::run`'s `lead_rows`), whatever the destination's
+/// offset (its micro-tiles shifted, its rows wrapped).
+fn source_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let types = prop_oneof![
+        Just(PrimitiveType::U8),
+        Just(PrimitiveType::BF16),
+        Just(PrimitiveType::F32),
+        Just(PrimitiveType::F64),
+    ];
+    (types, 4i64..=12, 1i64..=4).prop_flat_map(|(t, lines, src_lines)| {
+        let line = 64 / i64::from(t.byte_width().unwrap());
+        layouts_and_input(t, &[line * src_lines, line * lines], &[0, 1], &[1, 0])
+    })
+}
+
 /// Fused transposes (rule 9, the bench's r5) whose destination rows are whole lines: source
 /// row-major `[q, r, s, t]` with `t` short (the source-minor axis) and `s` continuing it, written
 /// with `r` (whole lines) innermost, then `t`, `q`, `s`: rows that follow each other `t` at a
@@ -668,6 +685,17 @@ proptest! {
     #[test]
     fn long_destination_rows_at_any_offset_match_the_reference(
         case in long_line_rows(),
+        offsets in (0usize..64, 0usize..64),
+        cuts in proptest::collection::vec(0usize..=1000, 0..4),
+    ) {
+        at_offset_whole_and_in_parts(case, offsets, &cuts)?;
+    }
+
+    /// The same for transposes whose source rows are whole lines apart, from a source at any
+    /// offset: the rows before the source's first line on their own, the strip's runs on lines.
+    #[test]
+    fn sources_off_a_line_match_the_reference(
+        case in source_line_rows(),
         offsets in (0usize..64, 0usize..64),
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
