@@ -6,7 +6,9 @@
 //! is inside its buffer.
 
 use super::lines::Lines;
-use super::plan::{AHEAD_LINES, Axis, Order, Stores, asks_ahead, band_columns, band_width, bands_ask_ahead, short_run};
+use super::plan::{
+    AHEAD_LINES, Axis, Order, Stores, asks_ahead, band_columns, band_width, bands_ask_ahead, narrowed, short_run,
+};
 use super::stream::{self, LINE};
 use super::tile::{self, ZERO_LINE};
 use crate::memory::extent::{len_u64, to_i64};
@@ -391,12 +393,14 @@ impl Walk<'_> {
             let inner = self.pair.1.extent;
             // The strips store whole destination lines: the innermost axis must be contiguous there.
             let strips = after.is_empty() && self.short == Short::Neither && self.pair.1.dst == to_i64(len_u64(N));
-            // A strip's runs start on source lines when the source rows are whole lines apart:
-            // the rows before the source's first line move on their own (`lead_rows`), through
-            // `Walk::tiles`, and the strip starts after them. A source 16 bytes past a line (a
-            // `Vec`, a numpy array) would otherwise have every run straddle two lines.
-            let lead_rows = match (strips, stepped, self.pair.1.src.checked_rem(to_i64(len_u64(LINE)))) {
-                (true, true, Some(0)) => lead::<N>(self.src, s).min(total),
+            // Where the band narrows (`plan::narrowed`: source rows a multiple of 16 KiB apart),
+            // the strip's runs start on source lines: the rows before the source's first line
+            // move on their own (`lead_rows`), through `Walk::tiles`, and the strip starts after
+            // them. From a source 16 bytes past a line (a `Vec`, a numpy array) every run would
+            // otherwise straddle two lines.
+            let row_bytes = total.saturating_mul(len_u64(N));
+            let lead_rows = match (strips, stepped) {
+                (true, true) if narrowed(row_bytes, self.pair.1.src) => lead::<N>(self.src, s).min(total),
                 _ => 0,
             };
             let after_lead = (step(s, lead_rows, axis.src), step(d, lead_rows, axis.dst));
@@ -405,9 +409,7 @@ impl Walk<'_> {
             let straddles = at(after_lead.0)
                 .and_then(|o| self.src.get(o..))
                 .is_some_and(|rest| rest.as_ptr().align_offset(LINE) != 0);
-            let width =
-                band_columns(self.band, len_u64(N), total.saturating_mul(len_u64(N)), self.pair.1.src, straddles)
-                    .max(m);
+            let width = band_columns(self.band, len_u64(N), row_bytes, self.pair.1.src, straddles).max(m);
             // Bands start where the destination's lines do, so every whole micro-tile stores
             // whole lines: the columns before the first line boundary make a band of their own
             // (unless the rows wrap, `Walk::wrap`: then every row's first columns end the row

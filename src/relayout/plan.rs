@@ -521,7 +521,7 @@ fn band_text(block: &Block, src_minor: usize, fused: Option<usize>) -> String {
         return format!("{} bytes of destination row", bytes(band));
     }
     format!(
-        "{} bytes of destination row ({} from a source off a cache line: the source rows are a multiple of {} KiB apart)",
+        "{} bytes of destination row ({} where the source runs straddle cache lines: the source rows are a multiple of {} KiB apart)",
         bytes(on_line),
         bytes(off_line),
         NARROWED_STRIDE >> 10
@@ -564,12 +564,25 @@ const NARROWED_ROW_BYTES: u64 = 4 << 10;
 /// and parts of a few lines per row lost (the command line's, from a mapped file: 1.3×
 /// slower), hence the 16 and 4 KiB.
 pub(crate) fn band_columns(band: u64, width: u64, row_bytes: u64, stride: i64, straddles: bool) -> u64 {
-    let bytes = if straddles { STRADDLING_BAND_BYTES } else { ALIASED_BAND_BYTES };
-    let stride = stride.unsigned_abs();
-    if stride == 0 || stride.checked_rem(NARROWED_STRIDE) != Some(0) || row_bytes < NARROWED_ROW_BYTES {
+    if !narrowed(row_bytes, stride) {
         return band;
     }
+    let bytes = if straddles { STRADDLING_BAND_BYTES } else { ALIASED_BAND_BYTES };
     band.min(bytes.checked_div(width).unwrap_or(band))
+}
+
+/// Whether a band that reads `row_bytes` of each source row, the rows `stride` bytes apart,
+/// narrows ([`band_columns`]): at least 4 KiB of each, the rows a nonzero multiple of 16 KiB
+/// apart. Such a transpose's strip also starts on the source's lines (`kernel::Walk::run`),
+/// since a straddling run's second line falls in the same few cache sets as every other
+/// column's: `f32[4096,4096]` from a source 16 bytes past a line 18.7–21.6 ms per 64 MiB,
+/// 15.8–16.1 from one on a line (one program, 2026-11-29). Elsewhere the rows before the
+/// first line would only cost their tiles: `bf16[4096,8192]` (rows 8 KiB apart) ran as fast
+/// from either source, and r3 (`f32[256,256,256]`, rows of 1 KiB) 0.54 → 0.49 of memcpy with its
+/// 16 rows of 256 through the general tiles.
+pub(crate) fn narrowed(row_bytes: u64, stride: i64) -> bool {
+    let stride = stride.unsigned_abs();
+    stride != 0 && stride.checked_rem(NARROWED_STRIDE) == Some(0) && row_bytes >= NARROWED_ROW_BYTES
 }
 
 /// Whether a streamed transpose walks bands ([`Order::Bands`]) rather than its source in order:

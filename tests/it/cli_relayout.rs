@@ -256,7 +256,7 @@ fn explain_shows_the_plan() {
         "1 box(es); whole elements of 4 bytes, strides in bytes; streaming stores\n\
          box 0 at source 0, destination 0: axes 4096×(4, 16384) 4096×(16384, 4); transpose of axis 0 \
          (source-minor) and the innermost axis, 64-byte micro-tiles in bands of 256 bytes of destination row \
-         (128 from a source off a cache line: the source rows are a multiple of 16 KiB apart)\n"
+         (128 where the source runs straddle cache lines: the source rows are a multiple of 16 KiB apart)\n"
     );
     // Rows longer than a part's 512: into a file, column blocks (rule 15); a part of 1 MiB
     // (`--max-memory 4`) holds 2 KiB of 512 rows.
