@@ -534,6 +534,11 @@ impl Walk<'_> {
     /// straight into whole destination lines ([`Width::whole`]), without [`micro_tile`]'s
     /// general cases. The caller has checked that the innermost axis is contiguous in the
     /// destination. Returns the first row it left.
+    ///
+    /// Never inlined: inlined into [`Walk::run`], whose rows branch grew with the source's lead
+    /// rows, r3 (whose path that did not change) ran 0.51 of memcpy against 0.54 before (seven
+    /// alternated timings, one program, 2026-11-29); out of line, 0.52–0.56 against 0.51–0.57.
+    #[inline(never)]
     fn strip<const N: usize>(
         &self,
         dst: &mut [u8],
