@@ -537,7 +537,8 @@ impl Walk<'_> {
     ///
     /// Never inlined: inlined into [`Walk::run`], whose rows branch grew with the source's lead
     /// rows, r3 (whose path that did not change) ran 0.51 of memcpy against 0.54 before (seven
-    /// alternated timings, one program, 2026-11-29); out of line, 0.52–0.56 against 0.51–0.57.
+    /// alternated timings, one program, 2026-11-29); out of line, 0.52–0.59 against 0.51–0.57 (five
+    /// timings at each of two destination offsets).
     #[inline(never)]
     fn strip<const N: usize>(
         &self,
