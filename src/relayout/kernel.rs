@@ -397,16 +397,13 @@ impl Walk<'_> {
             // the strip's runs start on source lines: the rows before the source's first line
             // move on their own (`lead_rows`), through `Walk::tiles`, and the strip starts after
             // them. From a source 16 bytes past a line (a `Vec`, a numpy array) every run would
-            // otherwise straddle two lines.
+            // otherwise straddle two lines. Rows follow each other in the source, fused or not.
             let row_bytes = total.saturating_mul(len_u64(N));
-            let lead_rows = match (strips, stepped) {
-                (true, true) if narrowed(row_bytes, self.pair.1.src) => lead::<N>(self.src, s).min(total),
-                _ => 0,
-            };
-            let after_lead = (step(s, lead_rows, axis.src), step(d, lead_rows, axis.dst));
+            let lead_rows =
+                if strips && narrowed(row_bytes, self.pair.1.src) { lead::<N>(self.src, s).min(total) } else { 0 };
             // Every run of the strip starts as far past a line as the first: its rows are a
             // multiple of 64 bytes apart whenever `band_columns` narrows.
-            let straddles = at(after_lead.0)
+            let straddles = at(step(s, lead_rows, self.pair.0.src))
                 .and_then(|o| self.src.get(o..))
                 .is_some_and(|rest| rest.as_ptr().align_offset(LINE) != 0);
             let width = band_columns(self.band, len_u64(N), row_bytes, self.pair.1.src, straddles).max(m);
@@ -439,10 +436,13 @@ impl Walk<'_> {
                 if strips {
                     i = match self.fused {
                         None if stepped => {
+                            let after_lead = (step(s, lead_rows, axis.src), step(d, lead_rows, axis.dst));
                             let rest = total.wrapping_sub(lead_rows);
                             lead_rows.wrapping_add(self.strip::<N>(dst, after_lead, axis, rest, (j0, j1)))
                         }
-                        Some(outside) if !stepped => self.fused_strip::<N>(dst, (s, d), outside, total, (j0, j1)),
+                        Some(outside) if !stepped => {
+                            self.fused_strip::<N>(dst, (s, d), outside, (lead_rows, total), (j0, j1))
+                        }
                         _ => i,
                     };
                 }
@@ -593,13 +593,14 @@ impl Walk<'_> {
     /// source and its lines land at two-level addresses, computed once per tile-row. Whole
     /// tile-rows; the ragged columns, and in a wrapping walk ([`Walk::wrap`]) the tile that
     /// crosses each row's seam, go through [`Walk::tiles`], as does a last partial tile-row.
-    /// Returns the first row it left.
+    /// Starts at row `first` (the caller has moved the rows before the source's first line,
+    /// [`Walk::run`]); returns the first row it left.
     fn fused_strip<const N: usize>(
         &self,
         dst: &mut [u8],
         (s, d): (i64, i64),
         outside: Axis,
-        total: u64,
+        (first, total): (u64, u64),
         (j0, j1): (u64, u64),
     ) -> u64
     where
@@ -611,7 +612,7 @@ impl Walk<'_> {
         let ragged = whole_tiles_end(j0, j1.min(inner.extent.saturating_sub(self.wrap)), m);
         // The tile-row's lines' destination offsets (the first `M` entries).
         let mut lines = [0i64; LINE];
-        let mut i: u64 = 0;
+        let mut i: u64 = first;
         while i.checked_add(m).is_some_and(|end| end <= total) {
             let rows = lines.get_mut(..<Bytes<N> as Width>::M).unwrap_or_default();
             fused_offsets(i, (minor, outside), rows);

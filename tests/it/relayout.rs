@@ -934,6 +934,28 @@ fn narrowed_bands_match_the_reference() {
     }
 }
 
+/// The tiled transpose `{1,0}` → `{0,1:T(8,128)(2,1)}` of `bf16` rows of 16 KiB (a fused
+/// transpose whose bands narrow, `plan::narrowed`): from a source off a line by whole pairs, the
+/// fused rows before its first line move on their own and the fused strip starts after them
+/// (`Walk::run`'s `lead_rows`); off a line by part of a pair, its runs straddle. The reference's
+/// bytes at each pair of offsets, whole and in parts, both stores.
+#[test]
+fn narrowed_fused_transposes_match_the_reference() {
+    let (a, b) = (shape("bf16[256,8192]{1,0}"), shape("bf16[256,8192]{0,1:T(8,128)(2,1)}"));
+    let plan = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap();
+    assert!(plan.explain().contains("(Fused)"), "{}", plan.explain());
+    let (a, b) = (Side::Layout(a), Side::Layout(b));
+    let input: Vec<u8> = (0..a.len()).map(|k| u8::try_from(k * 7 % 251).unwrap()).collect();
+    for offsets in [(16, 0), (16, 16), (52, 16), (2, 48)] {
+        at_offset_whole_and_in_parts(
+            (PrimitiveType::BF16, vec![256, 8192], a.clone(), b.clone(), input.clone()),
+            offsets,
+            &[1, 500, 733],
+        )
+        .unwrap();
+    }
+}
+
 /// Transposes in bands whose source rows are short (at most 512 elements: r3's `{2,1,0}` →
 /// `{1,0,2}`) ask for the source of the micro-tile 32 lines on in each tile-row
 /// (`plan::AHEAD_LINES`; `--explain` says so), and longer rows do not: a hint that reads
