@@ -617,8 +617,11 @@ impl Walk<'_> {
             let rows = lines.get_mut(..<Bytes<N> as Width>::M).unwrap_or_default();
             fused_offsets(i, (minor, outside), rows);
             let si = step(s, i, minor.src);
-            // `tiles` starts the groups itself when no whole tile is left here.
-            if self.wrap > 0 && j0 == 0 && ragged > j0 {
+            let last = i.saturating_add(m) >= total;
+            // A whole tile across the rows' seam, with a next tile-row to read from.
+            let seam = self.wrap > 0 && !last && j1.wrapping_sub(ragged) == m;
+            // `tiles` starts the groups itself when it takes every tile here.
+            if self.wrap > 0 && j0 == 0 && (ragged > j0 || seam) {
                 self.group_heads::<N>(dst, (si, d), i, rows);
             }
             let mut column = j0;
@@ -633,12 +636,53 @@ impl Walk<'_> {
                 column = column.wrapping_add(m);
             }
             if ragged < j1 {
-                let last = i.saturating_add(m) >= total;
-                self.tiles::<N>(dst, (s, d), Band { first: i, rows: m, j0: ragged, j1, last });
+                if seam {
+                    let offsets = lines.get(..<Bytes<N> as Width>::M).unwrap_or_default();
+                    self.fused_seam::<N>(dst, (si, d), i, offsets, ragged);
+                } else {
+                    self.tiles::<N>(dst, (s, d), Band { first: i, rows: m, j0: ragged, j1, last });
+                }
             }
             i = i.wrapping_add(m);
         }
         i
+    }
+
+    /// The micro-tile of a wrapping [`fused_strip`](Self::fused_strip) that crosses its rows'
+    /// seam: columns `column + wrap ..`, the last of each row and the first of the next. Its runs
+    /// past the seam start one fused row on (rows follow each other in the source), as
+    /// [`Walk::strip`]'s do. Every line whose row continues into the next one in the destination
+    /// is stored whole. The last row of each group of fused rows has its next row elsewhere, so
+    /// its own columns are moved element by element; the next group's first columns are
+    /// [`Walk::group_heads`]'. The rows `first ..` start at source offset `si`, their lines at
+    /// `d + offsets[k]`; the caller has checked that a tile-row follows (the runs past the seam
+    /// read one row beyond this one).
+    fn fused_seam<const N: usize>(&self, dst: &mut [u8], (si, d): (i64, i64), first: u64, offsets: &[i64], column: u64)
+    where
+        Bytes<N>: Width,
+    {
+        let (minor, inner) = self.pair;
+        let shifted = column.saturating_add(self.wrap);
+        let seam = inner.extent.saturating_sub(shifted);
+        let delta = minor.src.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent)));
+        let (from, to) = (step(si, shifted, inner.src), step(d, shifted, inner.dst));
+        let runs = <Bytes<N> as Width>::runs(|r| {
+            let offset = step(from, len_u64(r), inner.src);
+            let offset = if len_u64(r) >= seam { offset.wrapping_add(delta) } else { offset };
+            at(offset).and_then(|f| src_line(self.src, f)).unwrap_or(&ZERO_LINE)
+        });
+        let ends_group =
+            |k: usize| first.saturating_add(len_u64(k)).checked_rem(minor.extent) == Some(minor.extent.wrapping_sub(1));
+        let line = |k: usize| {
+            if ends_group(k) { None } else { offsets.get(k).and_then(|&row| at(row.wrapping_add(to))) }
+        };
+        <Bytes<N> as Width>::whole(&runs, dst, line, self.stores);
+        for (k, &row) in offsets.iter().enumerate().filter(|&(k, _)| ends_group(k)) {
+            let (from, to) = (step(si, len_u64(k), minor.src), d.wrapping_add(row));
+            for c in shifted..inner.extent {
+                copy_one::<N>(self.src, dst, step(from, c, inner.src), step(to, c, inner.dst));
+            }
+        }
     }
 
     /// Asks for the source runs of the micro-tile at row `i` and columns `next ..` (the next
