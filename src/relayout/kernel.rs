@@ -591,10 +591,11 @@ impl Walk<'_> {
     /// `{0,1:T(8,128)(2,1)}` of a row-major array): row `r` is element `r mod e` of the
     /// source-minor axis and `r div e` of `outside`, so a micro-tile's runs are contiguous in the
     /// source and its lines land at two-level addresses, computed once per tile-row. Whole
-    /// tile-rows; the ragged columns, and in a wrapping walk ([`Walk::wrap`]) the tile that
-    /// crosses each row's seam, go through [`Walk::tiles`], as does a last partial tile-row.
-    /// Starts at row `first` (the caller has moved the rows before the source's first line,
-    /// [`Walk::run`]); returns the first row it left.
+    /// tile-rows. In a wrapping walk ([`Walk::wrap`]) the tile that crosses each row's seam is
+    /// [`Walk::fused_seam`]'s while a tile-row follows; the last tile-row's, the ragged columns
+    /// and a last partial tile-row go through [`Walk::tiles`]. Starts at row `first` (the caller
+    /// has moved the rows before the source's first line, [`Walk::run`]); returns the first row
+    /// it left.
     fn fused_strip<const N: usize>(
         &self,
         dst: &mut [u8],

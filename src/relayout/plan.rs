@@ -576,7 +576,7 @@ pub(crate) fn band_columns(band: u64, width: u64, row_bytes: u64, stride: i64, s
 /// apart. Such a transpose's strip also starts on the source's lines (`kernel::Walk::run`),
 /// since a straddling run's second line falls in the same few cache sets as every other
 /// column's: `f32[4096,4096]` from a source 16 bytes past a line 18.7–21.6 ms per 64 MiB,
-/// 15.8–16.1 from one on a line (one program, 2026-11-29). Elsewhere the rows before the
+/// 15.7–16.1 from one on a line (one program, 2026-11-29). Elsewhere the rows before the
 /// first line would only cost their tiles: `bf16[4096,8192]` (rows 8 KiB apart) ran as fast
 /// from either source, and r3 (`f32[256,256,256]`, rows of 1 KiB) 0.54 → 0.49 of memcpy with its
 /// 16 rows of 256 through the general tiles.

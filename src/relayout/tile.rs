@@ -247,9 +247,9 @@ const DST_AHEAD: usize = 512;
 /// prefetchers to read for its ordinary stores: with 8 or 16 rows asking [`DST_AHEAD`] on was
 /// slower or no faster (`s8` `T(16,128)(4,1)` off a line 0.72–0.74 → 0.63–0.69, `s8`
 /// `T(8,128)(4,1)` 0.70–0.78 → 0.59–0.76, bf16 `T(16,128)(2,1)` 0.83–0.89 → 0.78–0.97), with 32
-/// faster. Each store of a line the caches do not
-/// hold first reads it (a read for ownership); many rows written a little at a time are more
-/// streams than the prefetchers follow, so those reads wait on memory one by one.
+/// faster. Each store of a line the caches do not hold first reads it (a read for ownership);
+/// many rows written a little at a time are more streams than the prefetchers follow, so those
+/// reads wait on memory one by one.
 const ASKED_ROWS: usize = 16;
 
 /// Deinterleaves `S = rows.len()` rows of `N`-byte elements, streamed where `stores` asks,
