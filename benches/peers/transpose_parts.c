@@ -25,11 +25,16 @@
  * Last, the same blocks on f32[128,256] (128 KiB) in the caches (transpose_small): how fast these
  * instructions go with no wait on memory and no walk around them, beside memcpy between the same
  * caches (compare the crate's RELAYOUT_CASES=cache group, whose t2d moves an array of this
- * size the other way round). */
+ * size the other way round).
+ * Last, by_stride: the whole transpose and its stores alone with the destination rows 16 KiB
+ * apart, then one line further apart, on 4 KiB and on 2 MiB pages (issue 36: what users'
+ * power-of-two rows cost). If the padded stride runs markedly faster, the stride, not the
+ * number of bytes moved, is what the transposes lose to. */
 #include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <time.h>
 
@@ -52,8 +57,8 @@ static int cmpd(const void *a, const void *b) {
 static float sink[T * T] __attribute__((aligned(64)));
 static volatile float folded;
 
-/* One 16 x 16 block: source rows at s (stride N), destination rows at d (stride N). */
-static inline void block16(const float *s, float *d, int mode, float *l1) {
+/* One 16 x 16 block: source rows at s (stride N), destination rows at d (stride ds). */
+static inline void block16(const float *s, float *d, size_t ds, int mode, float *l1) {
   for (int bj = 0; bj < 4; bj++) {
     __m128 v[4][4];
     __m128 acc = _mm_setzero_ps();
@@ -82,13 +87,14 @@ static inline void block16(const float *s, float *d, int mode, float *l1) {
         if (mode == SHUFFLES)
           acc = _mm_xor_ps(acc, v[bi][k]);
         else
-          _mm_stream_ps(d + (bj * 4 + k) * N + bi * 4, v[bi][k]);
+          _mm_stream_ps(d + (bj * 4 + k) * ds + bi * 4, v[bi][k]);
       }
     if (mode == SHUFFLES) _mm_store_ps(l1 + bj * 4, acc);
   }
 }
 
-static void transpose(const float *s, float *d, int mode) {
+/* Destination rows `ds` floats apart (N but in by_stride). */
+static void transpose(const float *s, float *d, size_t ds, int mode) {
   for (int i = 0; i < N; i += T)
     for (int j = 0; j < N; j += T) {
       int ni = i, nj = j + T;
@@ -97,7 +103,7 @@ static void transpose(const float *s, float *d, int mode) {
         for (int r = 0; r < T; r++)
           for (int c = 0; c < T * 4; c += 64) _mm_prefetch((const char *)(s + (size_t)(ni + r) * N + nj) + c, _MM_HINT_NTA);
       for (int a = 0; a < T; a += 16)
-        for (int b = 0; b < T; b += 16) block16(s + (size_t)(i + a) * N + j + b, d + (size_t)(j + b) * N + i + a, mode, sink);
+        for (int b = 0; b < T; b += 16) block16(s + (size_t)(i + a) * N + j + b, d + (size_t)(j + b) * ds + i + a, ds, mode, sink);
     }
   _mm_sfence();
   folded = sink[0];
@@ -205,6 +211,55 @@ static int in_the_caches(int rounds) {
   return 0;
 }
 
+/* The whole transpose and its stores alone with destination rows 16 KiB apart (N floats) and
+ * one line further (N + 16), on 4 KiB pages (MADV_NOHUGEPAGE) and on 2 MiB pages
+ * (MADV_HUGEPAGE, where the kernel grants them: physically contiguous, so a power-of-two
+ * virtual stride is one in physical addresses too), memcpy of the 64 MiB beside them. The
+ * padding is what a user cannot do to an XLA array; it measures what the stride costs. */
+static int by_stride(int rounds) {
+  printf("by destination stride: ms per 64 MiB, median [min-max] of %d rounds\n", rounds);
+  for (int huge = 0; huge < 2; huge++)
+    for (size_t pad = 0; pad <= 16; pad += 16) {
+      size_t ds = N + pad, bytes = (size_t)N * N * sizeof(float), align = 2u << 20;
+      size_t sbytes = (bytes + align - 1) / align * align, dbytes = ((size_t)N * ds * sizeof(float) + align - 1) / align * align;
+      float *s = aligned_alloc(align, sbytes), *d = aligned_alloc(align, dbytes);
+      double *t = calloc(3 * (size_t)rounds, sizeof(double));
+      if (!s || !d || !t) return 1;
+      madvise(s, sbytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+      madvise(d, dbytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+      for (size_t k = 0; k < (size_t)N * N; k++) s[k] = (float)k;
+      memset(d, 0, dbytes);
+      transpose(s, d, ds, TRANSPOSE);
+      for (size_t i = 0; i < N; i++)
+        for (size_t j = 0; j < N; j++)
+          if (d[j * ds + i] != s[i * N + j]) {
+            fprintf(stderr, "wrong transpose at %zu, %zu (destination rows %zu floats apart)\n", i, j, ds);
+            return 1;
+          }
+      for (int r = 0; r < rounds; r++)
+        for (int k = 0; k < 3; k++) {
+          double t0 = now();
+          if (k == 0) memcpy(d, s, bytes);
+          else transpose(s, d, ds, k == 1 ? TRANSPOSE : STORES);
+          t[k * rounds + r] = now() - t0;
+        }
+      printf("%s pages, destination rows %zu bytes apart\n", huge ? "2 MiB" : "4 KiB", ds * sizeof(float));
+      const char *names[] = {"memcpy", "transpose", "stores alone"};
+      double memcpy_ms = 0;
+      for (int k = 0; k < 3; k++) {
+        double *v = t + k * rounds;
+        qsort(v, rounds, sizeof(double), cmpd);
+        double med = v[rounds / 2] * 1e3;
+        if (k == 0) memcpy_ms = med;
+        printf("  %-13s %6.2f [%.2f-%.2f]  memcpy / this %.2f\n", names[k], med, v[0] * 1e3, v[rounds - 1] * 1e3, memcpy_ms / med);
+      }
+      free(t);
+      free(s);
+      free(d);
+    }
+  return 0;
+}
+
 int main(void) {
   const char *env = getenv("ROUNDS");
   int rounds = env ? atoi(env) : 7;
@@ -217,7 +272,7 @@ int main(void) {
   int avx2 = __builtin_cpu_supports("avx2");
   /* Both transposes are checked, everywhere. */
   for (int pass = 0; pass < 1 + avx2; pass++) {
-    if (pass == 0) transpose(s, d, TRANSPOSE);
+    if (pass == 0) transpose(s, d, N, TRANSPOSE);
     else transpose_avx2(s, d);
     for (size_t i = 0; i < N; i++)
       for (size_t j = 0; j < N; j++)
@@ -235,10 +290,10 @@ int main(void) {
       double t0 = now();
       switch (k) {
         case 0: memcpy(d, s, bytes); break;
-        case 1: transpose(s, d, TRANSPOSE); break;
-        case 2: transpose(s, d, SHUFFLES); break;
-        case 3: transpose(s, d, LOADS); break;
-        case 4: transpose(s, d, STORES); break;
+        case 1: transpose(s, d, N, TRANSPOSE); break;
+        case 2: transpose(s, d, N, SHUFFLES); break;
+        case 3: transpose(s, d, N, LOADS); break;
+        case 4: transpose(s, d, N, STORES); break;
         default: transpose_avx2(s, d); break;
       }
       t[k * rounds + r] = now() - t0;
@@ -256,5 +311,5 @@ int main(void) {
   free(t);
   free(s);
   free(d);
-  return in_the_caches(rounds);
+  return in_the_caches(rounds) || by_stride(rounds);
 }
