@@ -22,7 +22,7 @@
  *                        other (only where the CPU has AVX2): fewer instructions, same traffic
  * If "loads" alone takes most of "transpose", the reads of 64 rows at a time, not the
  * instructions nor the stores, bound the kernel.
- * Last, the same blocks on f32[128,256] (128 KiB) in the caches (transpose_small): how fast these
+ * Then the same blocks on f32[128,256] (128 KiB) in the caches (transpose_small): how fast these
  * instructions go with no wait on memory and no walk around them, beside memcpy between the same
  * caches (compare the crate's RELAYOUT_CASES=cache group, whose t2d moves an array of this
  * size the other way round).
