@@ -517,8 +517,8 @@ fn band_text(block: &Block, src_minor: usize, fused: Option<usize>) -> String {
     let on_line = band_columns(band, width, rows, inner.src, false);
     let off_line = band_columns(band, width, rows, inner.src, true);
     let bytes = |columns: u64| columns.saturating_mul(width);
-    if off_line == band && on_line == band {
-        return format!("{} bytes of destination row", bytes(band));
+    if off_line == on_line {
+        return format!("{} bytes of destination row", bytes(on_line));
     }
     format!(
         "{} bytes of destination row ({} where the source runs straddle cache lines: the source rows are a multiple of {} KiB apart)",
@@ -543,6 +543,23 @@ const STRADDLING_BAND_BYTES: u64 = 128;
 /// narrow it.
 const NARROWED_ROW_BYTES: u64 = 4 << 10;
 
+/// Elements this wide or wider read their bands [`WIDE_BAND_ROWS`] source rows at a time
+/// ([`band_columns`]).
+const WIDE_ELEMENT: u64 = 8;
+
+/// The most source rows (columns) of a band of elements of [`WIDE_ELEMENT`] bytes or more: one
+/// `u64` micro-tile, 64 bytes of destination row. A band's tile-row reads one line of each of
+/// its source rows, all the rows in step, and on the Zen 4 machine (issue 36, docs/relayout.md,
+/// "A band's source rows in step") more than about 16 rows in step read 2–3× slower than 8 or
+/// 12: 64 MiB from rows 16 KiB apart, loads alone, took 3.4–3.9 ms in steps of 4–12 rows,
+/// 4.8–5.2 of 16, 10–10.4 of 32 and 10–13 of 64 or more (`benches/peers/rows_in_step.c`). A
+/// `u64` micro-tile takes 8 rows (`f32` 16, `bf16` 32, `u8` 64: theirs cannot be this narrow).
+/// In bands of 8 rows `u64[2048,4096]{0,1}` → `{1,0}` took 8.7–9.2 ms per 64 MiB where the
+/// narrowed bands of 32 rows (256 bytes) took 20.8–24.7, and `u64[1024,8192]` (rows 64 KiB
+/// apart) 12.7–13.9 ms against 30.4–31.4 in unnarrowed bands of 256 rows (one program, medians
+/// of 7 runs, processes alternated).
+const WIDE_BAND_ROWS: u64 = 8;
+
 /// The columns of a band of [`Order::Bands`] or [`Order::Fused`] (`band`, [`band_width`])
 /// of `width`-byte elements that reads `row_bytes` of each column's source
 /// row, the rows `stride` bytes apart, each run starting off a cache line when `straddles` (a
@@ -563,7 +580,11 @@ const NARROWED_ROW_BYTES: u64 = 4 << 10;
 /// better one. Rows 8 KiB apart (`u8[8192,8192]`, `bf16[4096,8192]`) gained nothing narrowed,
 /// and parts of a few lines per row lost (the command line's, from a mapped file: 1.3×
 /// slower), hence the 16 and 4 KiB.
+///
+/// Elements of 8 bytes or more read at most [`WIDE_BAND_ROWS`] source rows per band, narrowed or
+/// not.
 pub(crate) fn band_columns(band: u64, width: u64, row_bytes: u64, stride: i64, straddles: bool) -> u64 {
+    let band = if width >= WIDE_ELEMENT { band.min(WIDE_BAND_ROWS) } else { band };
     if !narrowed(row_bytes, stride) {
         return band;
     }
