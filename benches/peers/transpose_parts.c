@@ -20,6 +20,8 @@
  *   transpose, AVX2      the whole transpose with 8 x 8 AVX2 blocks, two above each other so that
  *                        each destination line's two 32-byte non-temporal stores follow each
  *                        other (only where the CPU has AVX2): fewer instructions, same traffic
+ *   transpose, AVX-512   16 x 16 blocks in AVX-512 registers, each destination line one 64-byte
+ *                        non-temporal store (only where the CPU has AVX-512F)
  * If "loads" alone takes most of "transpose", the reads of 64 rows at a time, not the
  * instructions nor the stores, bound the kernel.
  * Then the same blocks on f32[128,256] (128 KiB) in the caches (transpose_small): how fast these
@@ -151,6 +153,46 @@ __attribute__((target("avx2"))) static void transpose_avx2(const float *s, float
   _mm_sfence();
 }
 
+/* 16 x 16 blocks in AVX-512 registers (unpacks, then 128-bit lane shuffles), each destination
+ * line one 64-byte non-temporal store (only where the CPU has AVX-512F). */
+__attribute__((target("avx512f"))) static void transpose_avx512(const float *s, float *d) {
+  for (int i = 0; i < N; i += T)
+    for (int j = 0; j < N; j += T) {
+      int ni = i, nj = j + T;
+      if (nj >= N) nj = 0, ni = i + T;
+      if (ni < N)
+        for (int r = 0; r < T; r++)
+          for (int c = 0; c < T * 4; c += 64) _mm_prefetch((const char *)(s + (size_t)(ni + r) * N + nj) + c, _MM_HINT_NTA);
+      for (int a = 0; a < T; a += 16)
+        for (int b = 0; b < T; b += 16) {
+          const float *p = s + (size_t)(i + a) * N + j + b;
+          __m512 r[16], t[16], o[16];
+          for (int k = 0; k < 16; k++) r[k] = _mm512_loadu_ps(p + (size_t)k * N);
+          for (int k = 0; k < 8; k++) {
+            t[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+            t[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+          }
+          for (int k = 0; k < 4; k++) {
+            r[4 * k + 0] = _mm512_shuffle_ps(t[4 * k], t[4 * k + 2], 0x44);
+            r[4 * k + 1] = _mm512_shuffle_ps(t[4 * k], t[4 * k + 2], 0xEE);
+            r[4 * k + 2] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0x44);
+            r[4 * k + 3] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0xEE);
+          }
+          for (int m = 0; m < 4; m++) {
+            __m512 a0 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x44), a1 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xEE);
+            __m512 b0 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x44), b1 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xEE);
+            o[m] = _mm512_shuffle_f32x4(a0, b0, 0x88);
+            o[4 + m] = _mm512_shuffle_f32x4(a0, b0, 0xDD);
+            o[8 + m] = _mm512_shuffle_f32x4(a1, b1, 0x88);
+            o[12 + m] = _mm512_shuffle_f32x4(a1, b1, 0xDD);
+          }
+          float *q = d + (size_t)(j + b) * N + i + a;
+          for (int k = 0; k < 16; k++) _mm512_stream_ps(q + (size_t)k * N, o[k]);
+        }
+    }
+  _mm_sfence();
+}
+
 /* In the caches: f32[R,C] (128 KiB, R = 128 rows of C = 256) transposed with the same 4 x 4
  * SSE2 blocks, 16 x 16 at a time, ordinary stores (as the crate stores below its streaming
  * size), source and destination 16 bytes past a line (where malloc and numpy put large
@@ -269,11 +311,14 @@ int main(void) {
   if (!s || !d) return 1;
   for (size_t k = 0; k < (size_t)N * N; k++) s[k] = (float)k;
   memset(d, 0, bytes);
-  int avx2 = __builtin_cpu_supports("avx2");
-  /* Both transposes are checked, everywhere. */
-  for (int pass = 0; pass < 1 + avx2; pass++) {
+  int avx2 = __builtin_cpu_supports("avx2"), avx512 = __builtin_cpu_supports("avx512f");
+  /* Every transpose the CPU runs is checked. */
+  for (int pass = 0; pass < 3; pass++) {
+    if ((pass == 1 && !avx2) || (pass == 2 && !avx512)) continue;
+    memset(d, 0, bytes);
     if (pass == 0) transpose(s, d, N, TRANSPOSE);
-    else transpose_avx2(s, d);
+    else if (pass == 1) transpose_avx2(s, d);
+    else transpose_avx512(s, d);
     for (size_t i = 0; i < N; i++)
       for (size_t j = 0; j < N; j++)
         if (d[j * N + i] != s[i * N + j]) {
@@ -281,8 +326,8 @@ int main(void) {
           return 1;
         }
   }
-  const char *names[] = {"memcpy", "transpose", "loads + shuffles", "loads", "stores", "transpose, AVX2"};
-  int kinds = avx2 ? 6 : 5;
+  const char *names[] = {"memcpy", "transpose", "loads + shuffles", "loads", "stores", "transpose, AVX2", "transpose, AVX-512"};
+  int kinds = 7;
   double *t = calloc((size_t)kinds * rounds, sizeof(double));
   if (!t) return 1;
   for (int r = 0; r < rounds; r++)
@@ -294,13 +339,19 @@ int main(void) {
         case 2: transpose(s, d, N, SHUFFLES); break;
         case 3: transpose(s, d, N, LOADS); break;
         case 4: transpose(s, d, N, STORES); break;
-        default: transpose_avx2(s, d); break;
+        case 5:
+          if (avx2) transpose_avx2(s, d);
+          break;
+        default:
+          if (avx512) transpose_avx512(s, d);
+          break;
       }
       t[k * rounds + r] = now() - t0;
     }
   double memcpy_ms = 0;
   printf("f32[4096,4096] transposed in 64 x 64 tiles, ms per 64 MiB, median [min-max] of %d rounds\n", rounds);
   for (int k = 0; k < kinds; k++) {
+    if ((k == 5 && !avx2) || (k == 6 && !avx512)) continue;
     double *v = t + k * rounds;
     qsort(v, rounds, sizeof(double), cmpd);
     double med = v[rounds / 2] * 1e3;
@@ -308,6 +359,7 @@ int main(void) {
     printf("%-18s %6.2f [%.2f-%.2f]  memcpy / this %.2f\n", names[k], med, v[0] * 1e3, v[rounds - 1] * 1e3, memcpy_ms / med);
   }
   if (!avx2) printf("(no AVX2 on this CPU: its row is left out)\n");
+  if (!avx512) printf("(no AVX-512 on this CPU: its row is left out)\n");
   free(t);
   free(s);
   free(d);

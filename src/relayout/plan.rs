@@ -554,9 +554,9 @@ const WIDE_ELEMENT: u64 = 8;
 /// 12: 64 MiB from rows 16 KiB apart, loads alone, took 3.4–3.9 ms in steps of 4–12 rows,
 /// 4.8–5.2 of 16, 10–10.4 of 32 and 10–13 of 64 or more (`benches/peers/rows_in_step.c`). A
 /// `u64` micro-tile takes 8 rows (`f32` 16, `bf16` 32, `u8` 64: theirs cannot be this narrow).
-/// In bands of 8 rows `u64[2048,4096]{0,1}` → `{1,0}` took 8.7–9.2 ms per 64 MiB where the
-/// narrowed bands of 32 rows (256 bytes) took 20.8–24.7, and `u64[1024,8192]` (rows 64 KiB
-/// apart) 12.7–13.9 ms against 30.4–31.4 in unnarrowed bands of 256 rows (one program, medians
+/// In bands of 8 rows `u64[2048,4096]{0,1}` → `{1,0}` took 8.6–9.2 ms per 64 MiB where the
+/// narrowed bands of 32 rows (256 bytes) took 19.3–25.4, and `u64[1024,8192]` (source rows 8
+/// KiB apart) 12.7–13.9 ms against 30.4–31.4 in its bands of 256 rows (one program, medians
 /// of 7 runs, processes alternated).
 const WIDE_BAND_ROWS: u64 = 8;
 
