@@ -551,8 +551,8 @@ const WIDE_ELEMENT: u64 = 8;
 /// `u64` micro-tile, 64 bytes of destination row. A band's tile-row reads one line of each of
 /// its source rows, all the rows in step, and on the Zen 4 machine (issue 36, docs/relayout.md,
 /// "A band's source rows in step") more than about 16 rows in step read 2–3× slower than 8 or
-/// 12: 64 MiB from rows 16 KiB apart, loads alone, took 3.4–3.9 ms in steps of 4–12 rows,
-/// 4.8–5.2 of 16, 10–10.4 of 32 and 10–13 of 64 or more (`benches/peers/rows_in_step.c`). A
+/// 12: 64 MiB from rows 16 KiB apart, loads alone, took 3.8–4.3 ms in steps of 4–12 rows, 5.4
+/// of 16, 9.5 of 32 and 11.9–12.5 of 64 or 128 (`benches/peers/rows_in_step.c`). A
 /// `u64` micro-tile takes 8 rows (`f32` 16, `bf16` 32, `u8` 64: theirs cannot be this narrow).
 /// In bands of 8 rows `u64[2048,4096]{0,1}` → `{1,0}` took 8.6–9.2 ms per 64 MiB where the
 /// narrowed bands of 32 rows (256 bytes) took 19.3–25.4, and `u64[1024,8192]` (source rows 8

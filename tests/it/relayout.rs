@@ -902,9 +902,10 @@ fn every_group_packed_across_rows_matches_the_reference() {
 /// Transposes whose source rows lie 16 KiB apart (`f32`), 32 KiB (`f32` and `u64`) or 64 KiB
 /// (`bf16`) and are read 4 KiB or more at a time walk narrowed bands, 128 bytes of destination
 /// row from a source off a line and 256 from one on a line (`plan::band_columns`; `--explain`
-/// says so; `u64` 64 bytes from either, `plan::WIDE_BAND_ROWS`): whole bands and a ragged one, rows that wrap on a destination 16 bytes past a line
-/// (192-byte rows) and rows that do not (160 bytes), whole and in parts (one part too short to
-/// narrow its bands), both stores: the reference's bytes.
+/// says so; `u64` 64 bytes from either, `plan::WIDE_BAND_ROWS`): whole bands and a ragged one,
+/// rows that wrap on a destination 16 bytes past a line (192-byte rows) and rows that do not
+/// (160 bytes), whole and in parts (one part too short to narrow its bands), both stores: the
+/// reference's bytes.
 #[test]
 fn narrowed_bands_match_the_reference() {
     let cases = [("f32", 4096u64, 48u64), ("f32", 8192, 48), ("f32", 8192, 40), ("u64", 4096, 20), ("bf16", 32768, 96)];
