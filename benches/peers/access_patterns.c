@@ -25,16 +25,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "timing.h"
+
 #define ROWB 16384
 #define ROWS 4096
 #define TOTAL ((size_t)ROWB * ROWS)
 #define LINES (TOTAL / 64)
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 static unsigned *order;
 static volatile int sink;

@@ -26,17 +26,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "timing.h"
+
 #define COLS 8192
 #define ROWS 8192
 #define SRC ((size_t)COLS * ROWS)
 #define DST (SRC / 2)
 #define AHEAD 1024
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 static volatile int sink;
 

@@ -17,15 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "timing.h"
 #define TOTAL ((size_t)64<<20)
-static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}
 static inline void ntc(char*d,const char*s,int C){
   for(int i=0;i<C;i+=64){
     __m128i a=_mm_loadu_si128((const __m128i*)(s+i)),b=_mm_loadu_si128((const __m128i*)(s+i+16)),c=_mm_loadu_si128((const __m128i*)(s+i+32)),e=_mm_loadu_si128((const __m128i*)(s+i+48));
     _mm_stream_si128((__m128i*)(d+i),a);_mm_stream_si128((__m128i*)(d+i+16),b);_mm_stream_si128((__m128i*)(d+i+32),c);_mm_stream_si128((__m128i*)(d+i+48),e);
   }
 }
-static int cmpd(const void*a,const void*b){double x=*(double*)a,y=*(double*)b;return x<y?-1:x>y;}
 int main(int argc,char**argv){
   if(argc<4){fprintf(stderr,"usage: %s C H ROWB (e.g. 512 8 16384)\n",argv[0]);return 2;}
   int C=atoi(argv[1]), H=atoi(argv[2]); size_t ROWB=atol(argv[3]);

@@ -17,19 +17,10 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "timing.h"
+
 #define TOTAL ((size_t)64 << 20)
 #define ROUNDS 7
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmpd(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static volatile long long folded;
 

@@ -40,21 +40,12 @@
 
 #include <time.h>
 
+#include "timing.h"
+
 #define N 4096
 #define T 64
 
 enum { TRANSPOSE, SHUFFLES, LOADS, STORES };
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmpd(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static float sink[T * T] __attribute__((aligned(64)));
 static volatile float folded;
@@ -95,15 +86,20 @@ static inline void block16(const float *s, float *d, size_t ds, int mode, float 
   }
 }
 
+/* Asks for the source lines of the 64 x 64 tile after tile (i, j) in the walk's order. */
+static inline void prefetch_next_tile(const float *s, int i, int j) {
+  int ni = i, nj = j + T;
+  if (nj >= N) nj = 0, ni = i + T;
+  if (ni < N)
+    for (int r = 0; r < T; r++)
+      for (int c = 0; c < T * 4; c += 64) _mm_prefetch((const char *)(s + (size_t)(ni + r) * N + nj) + c, _MM_HINT_NTA);
+}
+
 /* Destination rows `ds` floats apart (N but in by_stride). */
 static void transpose(const float *s, float *d, size_t ds, int mode) {
   for (int i = 0; i < N; i += T)
     for (int j = 0; j < N; j += T) {
-      int ni = i, nj = j + T;
-      if (nj >= N) nj = 0, ni = i + T;
-      if (mode != STORES && ni < N)
-        for (int r = 0; r < T; r++)
-          for (int c = 0; c < T * 4; c += 64) _mm_prefetch((const char *)(s + (size_t)(ni + r) * N + nj) + c, _MM_HINT_NTA);
+      if (mode != STORES) prefetch_next_tile(s, i, j);
       for (int a = 0; a < T; a += 16)
         for (int b = 0; b < T; b += 16) block16(s + (size_t)(i + a) * N + j + b, d + (size_t)(j + b) * ds + i + a, ds, mode, sink);
     }
@@ -114,11 +110,7 @@ static void transpose(const float *s, float *d, size_t ds, int mode) {
 __attribute__((target("avx2"))) static void transpose_avx2(const float *s, float *d) {
   for (int i = 0; i < N; i += T)
     for (int j = 0; j < N; j += T) {
-      int ni = i, nj = j + T;
-      if (nj >= N) nj = 0, ni = i + T;
-      if (ni < N)
-        for (int r = 0; r < T; r++)
-          for (int c = 0; c < T * 4; c += 64) _mm_prefetch((const char *)(s + (size_t)(ni + r) * N + nj) + c, _MM_HINT_NTA);
+      prefetch_next_tile(s, i, j);
       /* Two 8 x 8 blocks above each other at a time: each destination row gets its whole line
        * (two 32-byte halves) in a row. */
       for (int a = 0; a < T; a += 16)
@@ -158,11 +150,7 @@ __attribute__((target("avx2"))) static void transpose_avx2(const float *s, float
 __attribute__((target("avx512f"))) static void transpose_avx512(const float *s, float *d) {
   for (int i = 0; i < N; i += T)
     for (int j = 0; j < N; j += T) {
-      int ni = i, nj = j + T;
-      if (nj >= N) nj = 0, ni = i + T;
-      if (ni < N)
-        for (int r = 0; r < T; r++)
-          for (int c = 0; c < T * 4; c += 64) _mm_prefetch((const char *)(s + (size_t)(ni + r) * N + nj) + c, _MM_HINT_NTA);
+      prefetch_next_tile(s, i, j);
       for (int a = 0; a < T; a += 16)
         for (int b = 0; b < T; b += 16) {
           const float *p = s + (size_t)(i + a) * N + j + b;
