@@ -554,8 +554,6 @@ impl Walk<'_> {
         let m = <Bytes<N> as Width>::M as u64;
         let inner = self.pair.1;
         let ragged = whole_tiles_end(j0, j1, m);
-        // Runs past a wrapped tile's seam are the next row's first columns.
-        let delta = rows.src.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent)));
         let mut i: u64 = 0;
         // Without wrapped rows the last tile-row has no seam to cut: the strip takes it too.
         while i.checked_add(m).is_some_and(|end| end < total || (end == total && self.wrap == 0)) {
@@ -569,13 +567,8 @@ impl Walk<'_> {
                     self.prefetch::<N>(s, rows, i, column0.saturating_add(ahead));
                 }
                 let column = column0.saturating_add(self.wrap);
-                let seam = inner.extent.saturating_sub(column);
                 let (from, to) = (step(si, column, inner.src), step(di, column, inner.dst));
-                let runs = <Bytes<N> as Width>::runs(|r| {
-                    let offset = step(from, len_u64(r), inner.src);
-                    let offset = if len_u64(r) >= seam { offset.wrapping_add(delta) } else { offset };
-                    at(offset).and_then(|f| src_line(self.src, f)).unwrap_or(&ZERO_LINE)
-                });
+                let runs = self.wrapped_runs::<N>(from, column, rows.src);
                 <Bytes<N> as Width>::whole(&runs, dst, |k| at(step(to, len_u64(k), rows.dst)), self.stores);
                 column0 = column0.wrapping_add(m);
             }
@@ -664,14 +657,8 @@ impl Walk<'_> {
     {
         let (minor, inner) = self.pair;
         let shifted = column.saturating_add(self.wrap);
-        let seam = inner.extent.saturating_sub(shifted);
-        let delta = minor.src.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent)));
         let (from, to) = (step(si, shifted, inner.src), step(d, shifted, inner.dst));
-        let runs = <Bytes<N> as Width>::runs(|r| {
-            let offset = step(from, len_u64(r), inner.src);
-            let offset = if len_u64(r) >= seam { offset.wrapping_add(delta) } else { offset };
-            at(offset).and_then(|f| src_line(self.src, f)).unwrap_or(&ZERO_LINE)
-        });
+        let runs = self.wrapped_runs::<N>(from, shifted, minor.src);
         let ends_group =
             |k: usize| first.saturating_add(len_u64(k)).checked_rem(minor.extent) == Some(minor.extent.wrapping_sub(1));
         let line = |k: usize| {
@@ -684,6 +671,25 @@ impl Walk<'_> {
                 copy_one::<N>(self.src, dst, step(from, c, inner.src), step(to, c, inner.dst));
             }
         }
+    }
+
+    /// The source runs of the micro-tile whose first run starts at source offset `from`, column
+    /// `column` of its row (shifted by [`Walk::wrap`]), the rows `next_row` bytes apart in the
+    /// source: runs past the row's last column (a wrapped tile's seam) are the next row's first
+    /// columns. A run outside the source reads as zeros (a planned box has none).
+    #[inline]
+    fn wrapped_runs<const N: usize>(&self, from: i64, column: u64, next_row: i64) -> <Bytes<N> as Width>::Runs<'_>
+    where
+        Bytes<N>: Width,
+    {
+        let inner = self.pair.1;
+        let seam = inner.extent.saturating_sub(column);
+        let delta = next_row.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent)));
+        <Bytes<N> as Width>::runs(|r| {
+            let offset = step(from, len_u64(r), inner.src);
+            let offset = if len_u64(r) >= seam { offset.wrapping_add(delta) } else { offset };
+            at(offset).and_then(|f| src_line(self.src, f)).unwrap_or(&ZERO_LINE)
+        })
     }
 
     /// Asks for the source runs of the micro-tile at row `i` and columns `next ..` (the next
