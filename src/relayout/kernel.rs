@@ -568,7 +568,7 @@ impl Walk<'_> {
                 }
                 let column = column0.saturating_add(self.wrap);
                 let (from, to) = (step(si, column, inner.src), step(di, column, inner.dst));
-                let runs = self.wrapped_runs::<N>(from, column, rows.src);
+                let runs = <Bytes<N> as Width>::runs(|r| self.wrapped_run(from, (column, rows.src), r));
                 <Bytes<N> as Width>::whole(&runs, dst, |k| at(step(to, len_u64(k), rows.dst)), self.stores);
                 column0 = column0.wrapping_add(m);
             }
@@ -658,7 +658,7 @@ impl Walk<'_> {
         let (minor, inner) = self.pair;
         let shifted = column.saturating_add(self.wrap);
         let (from, to) = (step(si, shifted, inner.src), step(d, shifted, inner.dst));
-        let runs = self.wrapped_runs::<N>(from, shifted, minor.src);
+        let runs = <Bytes<N> as Width>::runs(|r| self.wrapped_run(from, (shifted, minor.src), r));
         let ends_group =
             |k: usize| first.saturating_add(len_u64(k)).checked_rem(minor.extent) == Some(minor.extent.wrapping_sub(1));
         let line = |k: usize| {
@@ -673,23 +673,20 @@ impl Walk<'_> {
         }
     }
 
-    /// The source runs of the micro-tile whose first run starts at source offset `from`, column
-    /// `column` of its row (shifted by [`Walk::wrap`]), the rows `next_row` bytes apart in the
-    /// source: runs past the row's last column (a wrapped tile's seam) are the next row's first
-    /// columns. A run outside the source reads as zeros (a planned box has none).
+    /// Run `r` of the micro-tile whose first run starts at source offset `from`, column `column`
+    /// of its row (shifted by [`Walk::wrap`]), the rows `next_row` bytes apart in the source:
+    /// runs past the row's last column (a wrapped tile's seam) are the next row's first columns.
+    /// A run outside the source reads as zeros (a planned box has none).
     #[inline]
-    fn wrapped_runs<const N: usize>(&self, from: i64, column: u64, next_row: i64) -> <Bytes<N> as Width>::Runs<'_>
-    where
-        Bytes<N>: Width,
-    {
+    fn wrapped_run(&self, from: i64, (column, next_row): (u64, i64), r: usize) -> &[u8; LINE] {
         let inner = self.pair.1;
-        let seam = inner.extent.saturating_sub(column);
-        let delta = next_row.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent)));
-        <Bytes<N> as Width>::runs(|r| {
-            let offset = step(from, len_u64(r), inner.src);
-            let offset = if len_u64(r) >= seam { offset.wrapping_add(delta) } else { offset };
-            at(offset).and_then(|f| src_line(self.src, f)).unwrap_or(&ZERO_LINE)
-        })
+        let offset = step(from, len_u64(r), inner.src);
+        let offset = if len_u64(r) >= inner.extent.saturating_sub(column) {
+            offset.wrapping_add(next_row.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent))))
+        } else {
+            offset
+        };
+        at(offset).and_then(|f| src_line(self.src, f)).unwrap_or(&ZERO_LINE)
     }
 
     /// Asks for the source runs of the micro-tile at row `i` and columns `next ..` (the next
