@@ -7,7 +7,8 @@
 
 use super::lines::Lines;
 use super::plan::{
-    AHEAD_LINES, Axis, Order, Stores, asks_ahead, band_columns, band_width, bands_ask_ahead, narrowed, short_run,
+    AHEAD_LINES, Axis, Order, STAGE_AHEAD, Stores, asks_ahead, band_columns, band_width, bands_ask_ahead, narrowed,
+    short_run, stages,
 };
 use super::stream::{self, LINE};
 use super::tile::{self, ZERO_LINE};
@@ -532,8 +533,9 @@ impl Walk<'_> {
     /// ragged end of rows or columns).
     /// Each tile's runs and lines are addressed from the band's offsets and moved in registers
     /// straight into whole destination lines ([`Width::whole`]), without [`micro_tile`]'s
-    /// general cases. The caller has checked that the innermost axis is contiguous in the
-    /// destination. Returns the first row it left.
+    /// general cases; `u8` and `bf16` tiles through a staging buffer first, where
+    /// `plan::stages` says so. The caller has checked that the innermost axis is contiguous in
+    /// the destination. Returns the first row it left.
     ///
     /// Never inlined: inlined into [`Walk::run`], whose rows branch grew with the source's lead
     /// rows, r3 (whose path that did not change) ran 0.51 of memcpy against 0.54 before (seven
@@ -554,12 +556,23 @@ impl Walk<'_> {
         let m = <Bytes<N> as Width>::M as u64;
         let inner = self.pair.1;
         let ragged = whole_tiles_end(j0, j1, m);
+        // Narrow elements' tiles are staged (`plan::stages`): their runs copied whole into
+        // `staged`, a micro-tile's lines side by side, and the transpose reads them there.
+        let staged_tiles = stages(len_u64(N), inner.src, self.ahead != Ahead::Off);
+        let mut staged = <Bytes<N> as Width>::lines();
+        // How far along its run a staged tile asks for its source (`plan::STAGE_AHEAD` tile-rows).
+        let far = STAGE_AHEAD.saturating_mul(m);
         let mut i: u64 = 0;
         // Without wrapped rows the last tile-row has no seam to cut: the strip takes it too.
         while i.checked_add(m).is_some_and(|end| end < total || (end == total && self.wrap == 0)) {
             if self.ahead == Ahead::NextBand {
                 self.prefetch::<N>(s, rows, i, j1);
             }
+            // A staged tile asks for its runs `far` on while the rows axis has them, unless the
+            // walk asks ahead otherwise.
+            let asks_far = staged_tiles
+                && self.ahead == Ahead::Off
+                && i.checked_add(far).and_then(|f| f.checked_add(m)).is_some_and(|end| end <= total);
             let (si, di) = (step(s, i, rows.src), step(d, i, rows.dst));
             let mut column0 = j0;
             while column0 < ragged {
@@ -568,8 +581,29 @@ impl Walk<'_> {
                 }
                 let column = column0.saturating_add(self.wrap);
                 let (from, to) = (step(si, column, inner.src), step(di, column, inner.dst));
-                let runs = <Bytes<N> as Width>::runs(|r| self.wrapped_run(from, (column, rows.src), r));
-                <Bytes<N> as Width>::whole(&runs, dst, |k| at(step(to, len_u64(k), rows.dst)), self.stores);
+                let line = |k: usize| at(step(to, len_u64(k), rows.dst));
+                if staged_tiles {
+                    let lines = staged.as_mut();
+                    if asks_far {
+                        for r in 0..lines.len() {
+                            if let Some(offset) = at(step(self.run_offset(from, (column, rows.src), r), far, rows.src))
+                            {
+                                tile::prefetch_l2(self.src, offset);
+                            }
+                        }
+                    }
+                    for (r, staged_line) in lines.iter_mut().enumerate() {
+                        *staged_line = *self.wrapped_run(from, (column, rows.src), r);
+                    }
+                    // Opaque to the optimizer, which would otherwise read the source lines
+                    // straight into the transpose again and drop the copy.
+                    let lines: &[[u8; LINE]] = core::hint::black_box(staged.as_ref());
+                    let runs = <Bytes<N> as Width>::runs(|r| lines.get(r).unwrap_or(&ZERO_LINE));
+                    <Bytes<N> as Width>::whole(&runs, dst, line, self.stores);
+                } else {
+                    let runs = <Bytes<N> as Width>::runs(|r| self.wrapped_run(from, (column, rows.src), r));
+                    <Bytes<N> as Width>::whole(&runs, dst, line, self.stores);
+                }
                 column0 = column0.wrapping_add(m);
             }
             if ragged < j1 {
@@ -679,14 +713,19 @@ impl Walk<'_> {
     /// A run outside the source reads as zeros (a planned box has none).
     #[inline]
     fn wrapped_run(&self, from: i64, (column, next_row): (u64, i64), r: usize) -> &[u8; LINE] {
+        at(self.run_offset(from, (column, next_row), r)).and_then(|f| src_line(self.src, f)).unwrap_or(&ZERO_LINE)
+    }
+
+    /// The source offset of [`wrapped_run`](Self::wrapped_run)'s run `r`.
+    #[inline]
+    fn run_offset(&self, from: i64, (column, next_row): (u64, i64), r: usize) -> i64 {
         let inner = self.pair.1;
         let offset = step(from, len_u64(r), inner.src);
-        let offset = if len_u64(r) >= inner.extent.saturating_sub(column) {
+        if len_u64(r) >= inner.extent.saturating_sub(column) {
             offset.wrapping_add(next_row.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent))))
         } else {
             offset
-        };
-        at(offset).and_then(|f| src_line(self.src, f)).unwrap_or(&ZERO_LINE)
+        }
     }
 
     /// Asks for the source runs of the micro-tile at row `i` and columns `next ..` (the next

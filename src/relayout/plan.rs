@@ -187,9 +187,14 @@ impl Strategy {
                         Kernel::Rows => "rows: the innermost axis copied as one run".to_owned(),
                         Kernel::Transpose { src_minor, order: Order::Bands } => format!(
                             "transpose of axis {src_minor} (source-minor) and the innermost axis, 64-byte micro-tiles \
-                             in bands of {}{}",
+                             in bands of {}{}{}",
                             band_text(block, src_minor, None),
-                            ahead_text(block, src_minor)
+                            ahead_text(block, src_minor),
+                            staged_text(
+                                block,
+                                src_minor,
+                                bands_ask_ahead(&block.axes, src_minor, block.axes.last().map_or(0, |a| a.dst))
+                            )
                         ),
                         Kernel::Transpose { src_minor, order: Order::Fused } => format!(
                             "transpose of axes {} and {src_minor} (fused: together contiguous in the source, \
@@ -199,12 +204,17 @@ impl Strategy {
                         ),
                         Kernel::Transpose { src_minor, order: Order::SourceRuns } => format!(
                             "transpose of axis {src_minor} (source-minor) and the innermost axis, 64-byte micro-tiles \
-                             in source order (streamed lines){}",
+                             in source order (streamed lines){}{}",
                             if block.axes.get(src_minor).is_some_and(|a| asks_ahead(a.extent)) {
                                 ", each band's source asked for one band ahead"
                             } else {
                                 ""
-                            }
+                            },
+                            staged_text(
+                                block,
+                                src_minor,
+                                block.axes.get(src_minor).is_some_and(|a| asks_ahead(a.extent))
+                            )
                         ),
                         Kernel::Wide { src_minor, order, bytes } => format!(
                             "rows of {bytes} bytes moved as elements of a transpose of axis {src_minor} \
@@ -560,6 +570,77 @@ const WIDE_ELEMENT: u64 = 8;
 /// of 7 runs, processes alternated).
 const WIDE_BAND_ROWS: u64 = 8;
 
+/// Whether a transpose's strip (`kernel::Walk::strip`: the whole micro-tiles of a band whose
+/// innermost axis is contiguous in the destination) of `width`-byte elements, its source runs
+/// (rows) `stride` bytes apart, stages each micro-tile: copies its `M` runs (64 of `u8`, 32 of
+/// `bf16`) whole into a buffer of `M` lines side by side and transposes from there. Elements
+/// of at most [`STAGED_ELEMENT`] bytes, when the walk asks nothing ahead of its own
+/// (`asks_ahead` false: long rows, [`asks_ahead`]) or the runs crowd the first-level cache's
+/// sets ([`crowds_sets`]). A staged tile of a walk that asks nothing ahead asks for its runs'
+/// lines [`STAGE_AHEAD`] tile-rows on, into the second-level cache (`prefetcht1`).
+///
+/// A micro-tile reads each run in four 16-byte lanes, one block of lanes at a time. From rows
+/// a power of two bytes apart (8 KiB for `u8[8192,8192]` and `bf16[4096,8192]`) its runs all
+/// fall in one set of the first-level cache, whose 8 ways hold 8 of them, so most lanes were
+/// read again from the second level: on the Zen 4 machine (issue 36, docs/relayout.md, "Staged
+/// micro-tiles") the loads and shuffles of a `u8` transpose took 11.5–15.2 ms per 64 MiB in
+/// the caches from rows 8 KiB apart, 2.4–5.8 from rows one line further apart
+/// (`benches/peers/byte_transpose.c`). Staged, each line is read once; asked for two tile-rows
+/// on, the misses overlap the transposes before them. Staging alone was no faster (`u8` 17.5
+/// ms per 64 MiB against 16.9–17.1 in the C program), nor was asking ahead alone (in the
+/// kernel). Both, in the bench, `t2d_u8` went from 0.33–0.41 of memcpy to 0.48–0.77 and
+/// `t2d_bf16` from 0.46–0.54 to 0.61–0.73 (docs/relayout.md); `u8[8192,8256]` and
+/// `u8[4096,16448]` (rows not a power of two apart) gained as much, `bf16[4096,8256]` neither
+/// gained nor lost. In the caches, with short rows that the walk asks ahead for
+/// (`RELAYOUT_CASES=cache`, rows 128–256 bytes apart, uncrowded), staging cost `bf16` 0.24 →
+/// 0.17–0.21 of memcpy and `u8` 0.15 → 0.12–0.13, hence not there. `f32` (16 runs,
+/// `f32[4096,4096]`) ran 12.0–15.9 ms per 64 MiB staged against 11.3–13.5.
+pub(crate) const fn stages(width: u64, stride: i64, asks_ahead: bool) -> bool {
+    match LINE_BYTES.checked_div(width) {
+        Some(runs) => width <= STAGED_ELEMENT && (!asks_ahead || crowds_sets(runs, stride)),
+        None => false,
+    }
+}
+
+/// The widest elements whose micro-tiles [`stages`] stages.
+const STAGED_ELEMENT: u64 = 2;
+
+/// Whether `runs` lines `stride` bytes apart fall more than [`WAYS`] to a set of the
+/// first-level data cache, whose sets repeat every [`SET_SPAN`] bytes: lines a multiple of
+/// 4 KiB apart share a set.
+pub(crate) const fn crowds_sets(runs: u64, stride: i64) -> bool {
+    // Lines `stride` apart visit `SET_SPAN / gcd(stride, SET_SPAN)` set positions (both
+    // powers of two: the gcd is the stride's lowest set bit, at most `SET_SPAN`), at most one
+    // per set.
+    let shift = if stride.trailing_zeros() < SET_SPAN.trailing_zeros() {
+        stride.trailing_zeros()
+    } else {
+        SET_SPAN.trailing_zeros()
+    };
+    let positions = SET_SPAN >> shift;
+    let sets = if positions < SETS { positions } else { SETS };
+    runs.div_ceil(sets) > WAYS
+}
+
+/// The bytes after which the first-level data cache's sets repeat: every x86-64 first-level
+/// data cache indexes its 64 sets by the page offset (32 KiB of 8 ways, 48 KiB of 12).
+const SET_SPAN: u64 = 4096;
+
+/// The first-level data cache's sets ([`SET_SPAN`] over 64-byte lines).
+const SETS: u64 = SET_SPAN / LINE_BYTES;
+
+/// The lines a first-level cache set holds, at the fewest (8 on the Zen 4 machine and most
+/// x86-64 cores).
+const WAYS: u64 = 8;
+
+/// A cache line's bytes, as a `u64`.
+const LINE_BYTES: u64 = super::stream::LINE as u64;
+
+/// How many tile-rows on a staged micro-tile asks for its runs ([`stages`]): in the C program
+/// (`u8`, one run of 7 rounds at each distance), 0.79 of memcpy at 2, 0.78 at 1, 0.64–0.67 at 3
+/// and 4, 0.45 at 6.
+pub(crate) const STAGE_AHEAD: u64 = 2;
+
 /// The columns of a band of [`Order::Bands`] or [`Order::Fused`] (`band`, [`band_width`])
 /// of `width`-byte elements that reads `row_bytes` of each column's source
 /// row, the rows `stride` bytes apart, each run starting off a cache line when `straddles` (a
@@ -674,6 +755,22 @@ pub(crate) const AHEAD_LINES: u64 = 32;
 /// both ask here.
 pub(crate) fn bands_ask_ahead(axes: &[Axis], src_minor: usize, width: i64) -> bool {
     axes.get(src_minor).is_some_and(|minor| asks_ahead(minor.extent)) && !interleaving(axes, src_minor, width)
+}
+
+/// What `--explain` adds for a transpose (`block`'s axes in bytes, `src_minor` its source-minor
+/// axis) whose micro-tiles are staged ([`stages`]), and whether they ask for their source
+/// [`STAGE_AHEAD`] tile-rows on: when the walk does not ask ahead itself (`asks`).
+fn staged_text(block: &Block, src_minor: usize, asks: bool) -> String {
+    let Some(inner) = block.axes.last() else { return String::new() };
+    let width = inner.dst;
+    // Only the strips stage: the source-minor axis the last before the innermost, and no
+    // (de)interleave.
+    let strips = src_minor.checked_add(2) == Some(block.axes.len()) && !interleaving(&block.axes, src_minor, width);
+    if width == 0 || !strips || !stages(width.unsigned_abs(), inner.src, asks) {
+        return String::new();
+    }
+    let far = if asks { String::new() } else { format!(", asking for its source {STAGE_AHEAD} tile-rows on") };
+    format!("; each micro-tile staged (its source runs copied whole first){far}")
 }
 
 /// What `--explain` adds for a transpose in bands (`block`'s axes in bytes, `src_minor` its

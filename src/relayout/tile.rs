@@ -47,6 +47,21 @@ pub(crate) fn prefetch(buf: &[u8], at: usize) {
 #[inline]
 pub(crate) fn prefetch(_buf: &[u8], _at: usize) {}
 
+/// [`prefetch`] into the second-level cache and beyond (`prefetcht1`): for lines asked for
+/// further ahead, which the first level would evict before their use (`plan::STAGE_AHEAD`).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn prefetch_l2(buf: &[u8], at: usize) {
+    if let Some(byte) = buf.get(at) {
+        safe_arch::prefetch_t1(byte);
+    }
+}
+
+/// No prefetch hint on this target.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+pub(crate) fn prefetch_l2(_buf: &[u8], _at: usize) {}
+
 /// Interleaves `N`-byte elements: the low halves of `a` and `b` (`a0 b0 a1 b1 …`) and their high
 /// halves: one `punpckl*` and one `punpckh*` (SSE2, the x86-64 baseline).
 #[cfg(target_arch = "x86_64")]

@@ -395,6 +395,30 @@ fn narrowed_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side
     })
 }
 
+/// Transposes whose strips stage their micro-tiles (`plan::stages`; [`STAGED`]): `u8` and `bf16`
+/// with long source rows (the tiles asking for their source two tile-rows on), and with short
+/// rows whose runs crowd the first-level cache's sets (staged only).
+fn staged_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    (0..STAGED.len()).prop_flat_map(|k| {
+        let (t, dims, src, dst, _) = STAGED[k];
+        layouts_and_input(t, dims, src, dst)
+    })
+}
+
+/// A staged transpose: type, dimensions, source and destination `minor_to_major`, and whether
+/// the staged tiles ask for their source two tile-rows on.
+type StagedCase = (PrimitiveType, &'static [i64], &'static [i64], &'static [i64], bool);
+
+/// [`staged_rows`]' cases ([`StagedCase`]). Long rows of 1100 and 1024 elements (the second
+/// crowded too: `bf16` rows 2 KiB apart), ragged tile-rows and columns; short rows (256
+/// elements) whose runs lie 1 KiB (`u8`) and 4 KiB (`bf16`) apart.
+const STAGED: [StagedCase; 4] = [
+    (PrimitiveType::U8, &[1100, 600], &[0, 1], &[1, 0], true),
+    (PrimitiveType::BF16, &[1024, 300], &[0, 1], &[1, 0], true),
+    (PrimitiveType::U8, &[256, 4, 600, 2], &[0, 1, 2, 3], &[2, 0, 3, 1], false),
+    (PrimitiveType::BF16, &[256, 8, 300, 2], &[0, 1, 2, 3], &[2, 0, 3, 1], false),
+];
+
 /// Fused transposes (rule 9, the bench's r5) whose destination rows are whole lines: source
 /// row-major `[q, r, s, t]` with `t` short (the source-minor axis) and `s` continuing it, written
 /// with `r` (whole lines) innermost, then `t`, `q`, `s`: rows that follow each other `t` at a
@@ -998,6 +1022,39 @@ fn short_rows_ask_ahead_and_match_the_reference() {
     }
 }
 
+/// The strips of `u8` and `bf16` transposes stage their micro-tiles when their rows are long or
+/// their runs crowd the cache's sets (`plan::stages`; `--explain` says so, and whether the tiles
+/// ask for their source two tile-rows on): the reference's bytes on and off a line, whole and in
+/// parts, both stores. `f32`, and `bf16` with short uncrowded rows, do not stage.
+#[test]
+fn staged_tiles_match_the_reference() {
+    let staged = "; each micro-tile staged (its source runs copied whole first)";
+    let far = ", asking for its source 2 tile-rows on";
+    for (t, dims, src, dst, asks_far) in STAGED {
+        let a = make_shape_with_layout(t, dims, &LayoutSpec::new(src)).unwrap();
+        let b = make_shape_with_layout(t, dims, &LayoutSpec::new(dst)).unwrap();
+        let explained = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap().explain();
+        assert!(explained.contains(staged), "{t:?}{dims:?}: {explained}");
+        assert_eq!(explained.contains(far), asks_far, "{t:?}{dims:?}: {explained}");
+        let (a, b) = (Side::Layout(a), Side::Layout(b));
+        let input: Vec<u8> = (0..a.len()).map(|k| u8::try_from(k * 7 % 251).unwrap()).collect();
+        let udims: Vec<u64> = dims.iter().map(|&d| u64::try_from(d).unwrap()).collect();
+        for offsets in [(0, 0), (16, 16), (48, 16), (0, 36), (20, 0), (63, 1)] {
+            at_offset_whole_and_in_parts(
+                (t, udims.clone(), a.clone(), b.clone(), input.clone()),
+                offsets,
+                &[1, 500, 733],
+            )
+            .unwrap();
+        }
+    }
+    for text in ["f32[4096,300]", "bf16[128,512]", "u8[128,512]"] {
+        let (a, b) = (shape(&format!("{text}{{0,1}}")), shape(&format!("{text}{{1,0}}")));
+        let explained = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap().explain();
+        assert!(explained.contains("in bands of") && !explained.contains(staged), "{text}: {explained}");
+    }
+}
+
 /// Tiled transposes of row-major arrays (`{0,1:T(8,128)}` and `{0,1:T(8,128)(2,1)}`,
 /// `{0,1:T(16,128)(2,1)}`: fused rows, `kernel::Walk::fused_strip`) with whole tile-rows and a
 /// partial one, from sources and into destinations on and off a line (rows that wrap, each
@@ -1168,6 +1225,19 @@ fn bands_are_512_columns_at_most_2_kib() {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 1 } else { 32 }, ..ProptestConfig::default() })]
+
+    /// Transposes whose strips stage their micro-tiles ([`staged_rows`]), from a source and into
+    /// a destination at any offset from a cache line, get the reference's bytes with ordinary and
+    /// streaming stores, whole and in parts: each tile's runs copied whole (across a wrapped
+    /// row's seam too), the source asked for two tile-rows on.
+    #[test]
+    fn staged_tiles_at_any_offset_match_the_reference(
+        case in staged_rows(),
+        offsets in (0usize..64, 0usize..64),
+        cuts in proptest::collection::vec(0usize..=1000, 0..3),
+    ) {
+        at_offset_whole_and_in_parts(case, offsets, &cuts)?;
+    }
 
     /// Transposes whose bands narrow ([`narrowed_rows`]), from a source and into a destination
     /// at any offset from a cache line, get the reference's bytes with ordinary and streaming
