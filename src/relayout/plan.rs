@@ -583,18 +583,18 @@ const WIDE_BAND_ROWS: u64 = 8;
 /// a power of two bytes apart (8 KiB for `u8[8192,8192]` and `bf16[4096,8192]`) its runs all
 /// fall in one set of the first-level cache, whose 8 ways hold 8 of them, so most lanes were
 /// read again from the second level: on the Zen 4 machine (issue 36, docs/relayout.md, "Staged
-/// micro-tiles") the loads and shuffles of a `u8` transpose took 11.5–15.2 ms per 64 MiB in
-/// the caches from rows 8 KiB apart, 2.4–5.8 from rows one line further apart
-/// (`benches/peers/byte_transpose.c`). Staged, each line is read once; asked for two tile-rows
-/// on, the misses overlap the transposes before them. Staging alone was no faster (`u8` 17.5
-/// ms per 64 MiB against 16.9–17.1 in the C program), nor was asking ahead alone (in the
-/// kernel). Both, in the bench, `t2d_u8` went from 0.33–0.41 of memcpy to 0.48–0.77 and
-/// `t2d_bf16` from 0.46–0.54 to 0.61–0.73 (docs/relayout.md); `u8[8192,8256]` and
-/// `u8[4096,16448]` (rows not a power of two apart) gained as much, `bf16[4096,8256]` neither
-/// gained nor lost. In the caches, with short rows that the walk asks ahead for
-/// (`RELAYOUT_CASES=cache`, rows 128–256 bytes apart, uncrowded), staging cost `bf16` 0.24 →
-/// 0.17–0.21 of memcpy and `u8` 0.15 → 0.12–0.13, hence not there. `f32` (16 runs,
-/// `f32[4096,4096]`) ran 12.0–15.9 ms per 64 MiB staged against 11.3–13.5.
+/// micro-tiles") the loads and shuffles of a `u8` transpose took 14.3–16.4 ms per 64 MiB in
+/// the caches from rows 8 KiB apart and 3.4–3.9 from rows one line further apart
+/// (`benches/peers/byte_transpose.c`, three runs). Staged, each line is read once; asked for
+/// ahead, the misses overlap the transposes before them. Staging alone was slower there
+/// (22.2–24.7 ms against the plain transpose's 21.0–22.2), and so was asking ahead alone in
+/// the kernel; both, 13.4–14.2 ms. In the bench, `t2d_u8` went from 0.33–0.41 of memcpy to
+/// 0.48–0.77 and `t2d_bf16` from 0.46–0.54 to 0.61–0.73 (docs/relayout.md); `u8[8192,8256]`
+/// and `u8[4096,16448]` (rows not a power of two apart) gained as much, `bf16[4096,8256]`
+/// neither gained nor lost. In the caches, with short uncrowded rows that the walk asks ahead
+/// for (`RELAYOUT_CASES=cache`, rows 128–256 bytes apart), staging cost `bf16` 0.24 of memcpy →
+/// 0.17–0.21 and `u8` 0.15 → 0.12–0.13, hence not there. `f32` (16 runs, `f32[4096,4096]`) ran
+/// 12.0–15.9 ms per 64 MiB staged against 11.3–13.5.
 pub(crate) const fn stages(width: u64, stride: i64, asks_ahead: bool) -> bool {
     match LINE_BYTES.checked_div(width) {
         Some(runs) => width <= STAGED_ELEMENT && (!asks_ahead || crowds_sets(runs, stride)),
@@ -636,9 +636,10 @@ const WAYS: u64 = 8;
 /// A cache line's bytes, as a `u64`.
 const LINE_BYTES: u64 = super::stream::LINE as u64;
 
-/// How many tile-rows on a staged micro-tile asks for its runs ([`stages`]): in the C program
-/// (`u8`, one run of 7 rounds at each distance), 0.79 of memcpy at 2, 0.78 at 1, 0.64–0.67 at 3
-/// and 4, 0.45 at 6.
+/// How many tile-rows on a staged micro-tile asks for its runs ([`stages`]): that many lines
+/// further along each run. In the kernel (a build taking the distance from the environment, one
+/// program, 7 rounds each, 2026-11-30) `u8[8192,8192]` ran at 0.36 / 0.47–0.49 / 0.39 / 0.42 of
+/// memcpy 1 / 2 / 3 / 4 tile-rows on, `bf16[4096,8192]` at 0.60 / 0.65–0.76 / 0.60 / 0.65.
 pub(crate) const STAGE_AHEAD: u64 = 2;
 
 /// The columns of a band of [`Order::Bands`] or [`Order::Fused`] (`band`, [`band_width`])
