@@ -587,14 +587,15 @@ const WIDE_BAND_ROWS: u64 = 8;
 /// the caches from rows 8 KiB apart and 3.4–3.9 from rows one line further apart
 /// (`benches/peers/byte_transpose.c`, three runs). Staged, each line is read once; asked for
 /// ahead, the misses overlap the transposes before them. Staging alone was slower there
-/// (22.2–24.7 ms against the plain transpose's 21.0–22.2), and so was asking ahead alone in
-/// the kernel; both, 13.4–14.2 ms. In the bench, `t2d_u8` went from 0.33–0.41 of memcpy to
-/// 0.48–0.77 and `t2d_bf16` from 0.46–0.54 to 0.61–0.73 (docs/relayout.md); `u8[8192,8256]`
-/// and `u8[4096,16448]` (rows not a power of two apart) gained as much, `bf16[4096,8256]`
-/// neither gained nor lost. In the caches, with short uncrowded rows that the walk asks ahead
-/// for (`RELAYOUT_CASES=cache`, rows 128–256 bytes apart), staging cost `bf16` 0.24 of memcpy →
-/// 0.17–0.21 and `u8` 0.15 → 0.12–0.13, hence not there. `f32` (16 runs, `f32[4096,4096]`) ran
-/// 12.0–15.9 ms per 64 MiB staged against 11.3–13.5.
+/// (22.2–24.7 ms against the plain transpose's 21.0–22.2), and asking ahead alone was no faster
+/// in the kernel; both, 13.4–14.2 ms. In the bench (four sets of 3–5 alternated runs),
+/// `t2d_u8` went from 0.33–0.41 of memcpy to 0.48–0.77 and `t2d_bf16` from 0.46–0.54 to
+/// 0.60–0.77 (docs/relayout.md); `u8[8192,8256]` and `u8[4096,16448]` (rows not a power of
+/// two apart) gained as much, `bf16[4096,8256]` neither gained nor lost. In the caches, with
+/// short uncrowded rows that the walk asks ahead for (`RELAYOUT_CASES=cache`, rows 256 bytes
+/// apart), staging cost `bf16` 0.24 of memcpy → 0.17–0.21 and `u8` 0.15 → 0.12–0.13, hence not
+/// there. `f32` (16 runs, `f32[4096,4096]`) ran 12.0–15.9 ms per 64 MiB staged against
+/// 11.3–13.5.
 pub(crate) const fn stages(width: u64, stride: i64, asks_ahead: bool) -> bool {
     match LINE_BYTES.checked_div(width) {
         Some(runs) => width <= STAGED_ELEMENT && (!asks_ahead || crowds_sets(runs, stride)),
