@@ -179,15 +179,7 @@ int main(void) {
       t[k * rounds + r] = now() - t0;
     }
   printf("u8[8192,8192] transposed in 64 x 64 tiles, ms per 64 MiB, median [min-max] of %d rounds (staged: %zu tile-rows ahead)\n", rounds, far);
-  double memcpy_ms = 0;
-  for (int k = 0; k < KINDS; k++) {
-    double *v = t + k * rounds;
-    qsort(v, rounds, sizeof(double), cmpd);
-    double ms = v[rounds / 2] * 1e3;
-    if (k == 0) memcpy_ms = ms;
-    printf("  %-26s %7.2f [%.2f-%.2f]  memcpy / this %.2f\n", names[k], ms, v[0] * 1e3, v[rounds - 1] * 1e3,
-           memcpy_ms / ms);
-  }
+  print_medians("  ", names, 26, t, KINDS, rounds, NULL);
   free(t);
   free(s);
   free(d);

@@ -275,14 +275,7 @@ static int by_stride(int rounds) {
         }
       printf("%s pages, destination rows %zu bytes apart\n", huge ? "2 MiB" : "4 KiB", ds * sizeof(float));
       const char *names[] = {"memcpy", "transpose", "stores alone"};
-      double memcpy_ms = 0;
-      for (int k = 0; k < 3; k++) {
-        double *v = t + k * rounds;
-        qsort(v, rounds, sizeof(double), cmpd);
-        double med = v[rounds / 2] * 1e3;
-        if (k == 0) memcpy_ms = med;
-        printf("  %-13s %6.2f [%.2f-%.2f]  memcpy / this %.2f\n", names[k], med, v[0] * 1e3, v[rounds - 1] * 1e3, memcpy_ms / med);
-      }
+      print_medians("  ", names, 13, t, 3, rounds, NULL);
       free(t);
       free(s);
       free(d);
@@ -336,16 +329,9 @@ int main(void) {
       }
       t[k * rounds + r] = now() - t0;
     }
-  double memcpy_ms = 0;
   printf("f32[4096,4096] transposed in 64 x 64 tiles, ms per 64 MiB, median [min-max] of %d rounds\n", rounds);
-  for (int k = 0; k < kinds; k++) {
-    if ((k == 5 && !avx2) || (k == 6 && !avx512)) continue;
-    double *v = t + k * rounds;
-    qsort(v, rounds, sizeof(double), cmpd);
-    double med = v[rounds / 2] * 1e3;
-    if (k == 0) memcpy_ms = med;
-    printf("%-18s %6.2f [%.2f-%.2f]  memcpy / this %.2f\n", names[k], med, v[0] * 1e3, v[rounds - 1] * 1e3, memcpy_ms / med);
-  }
+  const int skip[] = {0, 0, 0, 0, 0, !avx2, !avx512};
+  print_medians("", names, 18, t, kinds, rounds, skip);
   if (!avx2) printf("(no AVX2 on this CPU: its row is left out)\n");
   if (!avx512) printf("(no AVX-512 on this CPU: its row is left out)\n");
   free(t);
