@@ -588,7 +588,7 @@ impl Walk<'_> {
                         for r in 0..lines.len() {
                             if let Some(offset) = at(step(self.run_offset(from, (column, rows.src), r), far, rows.src))
                             {
-                                tile::prefetch_l2(self.src, offset);
+                                tile::prefetch(self.src, offset, tile::Level::Second);
                             }
                         }
                     }
@@ -747,7 +747,11 @@ impl Walk<'_> {
         let last = matches!(self.ahead, Ahead::Columns(_));
         for j in 0..m.min(inner.extent.wrapping_sub(next)) {
             if let Some(offset) = at(step(base, j, inner.src)) {
-                tile::prefetch(self.src, if last { offset.saturating_add(LINE - 1) } else { offset });
+                tile::prefetch(
+                    self.src,
+                    if last { offset.saturating_add(LINE - 1) } else { offset },
+                    tile::Level::First,
+                );
             }
         }
     }

@@ -279,7 +279,7 @@ fn pack_rows_of<const BITS: u32, const PACKED: bool>(
             for (from, whole) in from.iter_mut().zip(&whole).take(m) {
                 *from = whole.get(at..at + bytes).unwrap_or_default();
                 for line in (0..bytes).step_by(LINE) {
-                    super::tile::prefetch(whole, at + AHEAD + line);
+                    super::tile::prefetch(whole, at + AHEAD + line, super::tile::Level::First);
                 }
             }
             let out = &mut block[..count * group];

@@ -31,36 +31,34 @@ const BLOCKS: usize = LINE / LANE;
 /// A lane.
 type Lane = [u8; LANE];
 
-/// Asks for the cache line holding `buf[at]` ahead of its use (`prefetcht0`, SSE, the x86-64
-/// baseline); a hint only: nothing is read, a line the caches already hold costs nothing, and
-/// an offset outside `buf` asks for nothing.
+/// The caches a [`prefetch`] fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Level {
+    /// All of them (`prefetcht0`): lines wanted within the next few micro-tiles.
+    First,
+    /// The second level and beyond (`prefetcht1`): lines asked for further ahead, which the
+    /// first level would evict before their use (`plan::STAGE_AHEAD`).
+    Second,
+}
+
+/// Asks for the cache line holding `buf[at]` ahead of its use, into the caches of `level` (SSE,
+/// the x86-64 baseline); a hint only: nothing is read, a line the caches already hold costs
+/// nothing, and an offset outside `buf` asks for nothing.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-pub(crate) fn prefetch(buf: &[u8], at: usize) {
+pub(crate) fn prefetch(buf: &[u8], at: usize, level: Level) {
     if let Some(byte) = buf.get(at) {
-        safe_arch::prefetch_t0(byte);
+        match level {
+            Level::First => safe_arch::prefetch_t0(byte),
+            Level::Second => safe_arch::prefetch_t1(byte),
+        }
     }
 }
 
 /// No prefetch hint on this target.
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
-pub(crate) fn prefetch(_buf: &[u8], _at: usize) {}
-
-/// [`prefetch`] into the second-level cache and beyond (`prefetcht1`): for lines asked for
-/// further ahead, which the first level would evict before their use (`plan::STAGE_AHEAD`).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-pub(crate) fn prefetch_l2(buf: &[u8], at: usize) {
-    if let Some(byte) = buf.get(at) {
-        safe_arch::prefetch_t1(byte);
-    }
-}
-
-/// No prefetch hint on this target.
-#[cfg(not(target_arch = "x86_64"))]
-#[inline]
-pub(crate) fn prefetch_l2(_buf: &[u8], _at: usize) {}
+pub(crate) fn prefetch(_buf: &[u8], _at: usize, _level: Level) {}
 
 /// Interleaves `N`-byte elements: the low halves of `a` and `b` (`a0 b0 a1 b1 …`) and their high
 /// halves: one `punpckl*` and one `punpckh*` (SSE2, the x86-64 baseline).
@@ -337,7 +335,7 @@ pub(crate) fn deinterleave_runs<const N: usize>(
             if AHEAD {
                 for &r in rows {
                     for q in 0..=groups {
-                        prefetch(dst, r + out + DST_AHEAD + q * LINE);
+                        prefetch(dst, r + out + DST_AHEAD + q * LINE, Level::First);
                     }
                 }
             }
@@ -427,7 +425,7 @@ pub(crate) fn interleave_runs<const N: usize>(
             for &base in bases {
                 let next = base + k * src_step + AHEAD_RUNS * len;
                 for t in 0..groups {
-                    prefetch(src, next + t * LINE);
+                    prefetch(src, next + t * LINE, Level::First);
                 }
             }
             let rows: [&[u8]; S] = core::array::from_fn(|j| &src[bases[j] + k * src_step..][..len]);
