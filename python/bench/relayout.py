@@ -25,7 +25,8 @@ For each, on an ordinary numpy array (its buffer where numpy's allocator puts it
 cache line for large arrays), median seconds over ``--rounds`` rounds after one warm-up round,
 with min and max, of:
 
-The contenders run in turn within each round (interleaved), so that all see the same machine.
+The contenders run once each round, in an order shuffled per round, so that all see the same
+machine and none always follows the same one.
 
 * ``kernel``: the Rust kernel on the same source and a preallocated, cache-line-aligned
   destination (as the package allocates its outputs), timed in Rust
@@ -80,6 +81,7 @@ import functools
 import json
 import os
 import platform
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -112,15 +114,18 @@ def timed(run: Callable[[], Any]) -> float:
 
 
 def interleaved(runs: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
-    """Each round runs every contender once, in turn (starting one further each round), so
-    that all see the same machine; the first round is a warm-up (page faults of reused buffers,
-    plans). Each contender's seconds, round by round."""
+    """Each round runs every contender once, in an order shuffled for the round, so that all
+    see the same machine; the first round is a warm-up (page faults of reused buffers, plans).
+    Each contender's seconds, round by round."""
     times: dict[str, list[float]] = {name: [] for name in runs}
     names = list(runs)
     for k in range(rounds + 1):
-        # Each round starts with the next contender: none always follows the same one (a
-        # 1 GiB allocation freed just before, say).
-        for name in names[k % len(names) :] + names[: k % len(names)]:
+        # A new order each round (seeded: the same in every run), so that no contender always
+        # follows the same one. Rotating one order kept every neighbour: the kernel always
+        # followed jax, and ran its u8 transpose in 21-22 ms where the same call from Python
+        # into the same buffers, next in turn, took 12.6-12.9 (14.2 against 13.9 with jax left
+        # out; issue 36, 2026-11-30). What jax's device_put leaves behind is not established.
+        for name in random.Random(k).sample(names, len(names)):
             t = runs[name]()
             if k > 0:
                 times[name].append(t)
