@@ -1058,7 +1058,8 @@ fn boxes(
 
 #[cfg(test)]
 mod tests {
-    use super::{Axis, normalize};
+    use super::{Axis, crowds_sets, normalize};
+    use proptest::prelude::*;
 
     #[test]
     fn coalesces_axes_contiguous_on_both_sides() {
@@ -1070,5 +1071,41 @@ mod tests {
         assert_eq!(normalize(axes), [Axis { extent: 12, src: 4, dst: 4 }]);
         let transposed = vec![Axis { extent: 4, src: 4, dst: 12 }, Axis { extent: 3, src: 16, dst: 4 }];
         assert_eq!(normalize(transposed.clone()), transposed);
+    }
+
+    /// The most of `runs` lines, `stride` bytes apart from offset 0, that fall in one set of a
+    /// first-level cache of 64 sets of 64-byte lines indexed by the page offset, counted line by
+    /// line.
+    fn most_in_a_set(runs: u64, stride: i64) -> u64 {
+        let mut sets = [0u64; 64];
+        for r in 0..runs {
+            let offset = (i128::from(r) * i128::from(stride)).rem_euclid(4096);
+            sets[usize::try_from(offset / 64).unwrap()] += 1;
+        }
+        sets.into_iter().max().unwrap()
+    }
+
+    proptest! {
+        /// `crowds_sets` says whether more than 8 of a micro-tile's runs (4–64 of them) share a
+        /// set, as counting them does, for any stride: whole lines apart (a dense row's bytes)
+        /// or not, forwards or backwards.
+        #[test]
+        fn crowded_sets_are_counted(k in 2u32..=6, lines in -70_000i64..70_000, part in 0i64..64, whole in any::<bool>()) {
+            let runs = 1u64 << k;
+            let stride = lines * 64 + if whole { 0 } else { part };
+            prop_assert_eq!(crowds_sets(runs, stride), most_in_a_set(runs, stride) > 8, "{} runs {} apart", runs, stride);
+        }
+    }
+
+    /// The strides that matter: rows a power of two bytes apart crowd `u8`'s 64 runs from 1 KiB
+    /// and `bf16`'s 32 from 2 KiB (`stages`).
+    #[test]
+    fn rows_a_power_of_two_apart_crowd_from_1_and_2_kib() {
+        for shift in 6..24 {
+            let stride = 1i64 << shift;
+            assert_eq!(crowds_sets(64, stride), shift >= 10, "u8, {stride}");
+            assert_eq!(crowds_sets(32, stride), shift >= 11, "bf16, {stride}");
+            assert!(!crowds_sets(64, stride + 64), "u8, {stride} + 64");
+        }
     }
 }

@@ -1033,7 +1033,7 @@ fn short_rows_ask_ahead_and_match_the_reference() {
 /// The strips of `u8` and `bf16` transposes stage their micro-tiles when their rows are long or
 /// their runs crowd the cache's sets (`plan::stages`; `--explain` says so, and whether the tiles
 /// ask for their source two tile-rows on): the reference's bytes on and off a line, whole and in
-/// parts, both stores. `f32`, and `bf16` with short uncrowded rows, do not stage.
+/// parts, both stores. `f32`, and `u8` and `bf16` with short uncrowded rows, do not stage.
 #[test]
 fn staged_tiles_match_the_reference() {
     let staged = "; each micro-tile staged (its source runs copied whole first)";
