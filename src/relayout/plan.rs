@@ -596,7 +596,7 @@ const WIDE_BAND_ROWS: u64 = 8;
 /// apart), staging cost `bf16` 0.24 of memcpy → 0.17–0.21 and `u8` 0.15 → 0.12–0.13, hence not
 /// there. `f32` (16 runs, `f32[4096,4096]`) ran 12.0–15.9 ms per 64 MiB staged against
 /// 11.3–13.5.
-pub(crate) const fn stages(width: u64, stride: i64, asks_ahead: bool) -> bool {
+pub(crate) fn stages(width: u64, stride: i64, asks_ahead: bool) -> bool {
     match LINE_BYTES.checked_div(width) {
         Some(runs) => width <= STAGED_ELEMENT && (!asks_ahead || crowds_sets(runs, stride)),
         None => false,
@@ -606,29 +606,34 @@ pub(crate) const fn stages(width: u64, stride: i64, asks_ahead: bool) -> bool {
 /// The widest elements whose micro-tiles [`stages`] stages.
 const STAGED_ELEMENT: u64 = 2;
 
-/// Whether `runs` lines `stride` bytes apart fall more than [`WAYS`] to a set of the
-/// first-level data cache, whose sets repeat every [`SET_SPAN`] bytes: lines a multiple of
-/// 4 KiB apart share a set.
-pub(crate) const fn crowds_sets(runs: u64, stride: i64) -> bool {
-    // Lines `stride` apart visit `SET_SPAN / gcd(stride, SET_SPAN)` set positions (both
-    // powers of two: the gcd is the stride's lowest set bit, at most `SET_SPAN`), at most one
-    // per set.
-    let shift = if stride.trailing_zeros() < SET_SPAN.trailing_zeros() {
-        stride.trailing_zeros()
-    } else {
-        SET_SPAN.trailing_zeros()
-    };
-    let positions = SET_SPAN >> shift;
-    let sets = if positions < SETS { positions } else { SETS };
-    runs.div_ceil(sets) > WAYS
+/// Whether more than [`WAYS`] of `runs` lines `stride` bytes apart (each run's first line) fall
+/// in one set of the first-level data cache, whose sets repeat every [`SET_SPAN`] bytes: lines
+/// a multiple of 4 KiB apart share a set, and so, nearly, do lines a little more or less than a
+/// multiple of 4 KiB / k apart (818 bytes: every fifth run 6 bytes back). Counted run by run.
+pub(crate) fn crowds_sets(runs: u64, stride: i64) -> bool {
+    let mut in_set = [0u64; SETS];
+    let span = i64::try_from(SET_SPAN).unwrap_or(i64::MAX);
+    let step = stride.rem_euclid(span).unsigned_abs();
+    let mut offset = 0u64;
+    for _ in 0..runs {
+        let set = usize::try_from(offset.checked_div(LINE_BYTES).unwrap_or(0)).unwrap_or(0);
+        if let Some(lines) = in_set.get_mut(set) {
+            *lines = lines.saturating_add(1);
+            if *lines > WAYS {
+                return true;
+            }
+        }
+        offset = offset.wrapping_add(step).checked_rem(SET_SPAN).unwrap_or(0);
+    }
+    false
 }
 
 /// The bytes after which the first-level data cache's sets repeat: every x86-64 first-level
 /// data cache indexes its 64 sets by the page offset (32 KiB of 8 ways, 48 KiB of 12).
 const SET_SPAN: u64 = 4096;
 
-/// The first-level data cache's sets ([`SET_SPAN`] over 64-byte lines).
-const SETS: u64 = SET_SPAN / LINE_BYTES;
+/// The first-level data cache's sets: [`SET_SPAN`] over 64-byte lines.
+const SETS: usize = 64;
 
 /// The lines a first-level cache set holds, at the fewest (8 on the Zen 4 machine and most
 /// x86-64 cores).
