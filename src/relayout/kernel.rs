@@ -265,7 +265,8 @@ pub(crate) fn transpose<const N: usize>(
     };
     let rows_wrap = short == Short::Neither && src_minor.checked_add(1) == Some(outer.len());
     let wrap = if rows_wrap && wraps::<N>(minor, inner) { lead::<N>(dst, d) } else { 0 };
-    let walk = Walk { src, pair: (minor, inner), fused, short, band, stores, ahead, wrap };
+    let staged = stages(len_u64(N), inner.src, ahead != Ahead::Off);
+    let walk = Walk { src, pair: (minor, inner), fused, short, band, stores, ahead, wrap, staged };
     walk.run::<N>(dst, outer, src_minor, s, d, Band::default());
     if stores == Stores::Streaming {
         stream::fence();
@@ -337,6 +338,8 @@ struct Walk<'a> {
     /// its last columns and the next row's first `wrap`. The first row's first columns are moved
     /// on their own ([`Walk::head`]), and the last row's last tile stops at the row's end.
     wrap: u64,
+    /// Whether the strip stages its micro-tiles ([`plan::stages`](super::plan::stages)).
+    staged: bool,
 }
 
 /// What source a transpose's walk asks for ahead (`prefetcht0`, a hint that reads nothing), when
@@ -556,9 +559,9 @@ impl Walk<'_> {
         let m = <Bytes<N> as Width>::M as u64;
         let inner = self.pair.1;
         let ragged = whole_tiles_end(j0, j1, m);
-        // Narrow elements' tiles are staged (`plan::stages`): their runs copied whole into
+        // Narrow elements' tiles may be staged (`Walk::staged`): their runs copied whole into
         // `staged`, a micro-tile's lines side by side, and the transpose reads them there.
-        let staged_tiles = stages(len_u64(N), inner.src, self.ahead != Ahead::Off);
+        let staged_tiles = self.staged;
         let mut staged = <Bytes<N> as Width>::lines();
         // How far along its run a staged tile asks for its source (`plan::STAGE_AHEAD` tile-rows).
         let far = STAGE_AHEAD.saturating_mul(m);
