@@ -122,8 +122,11 @@ pub(crate) fn unpack<const BITS: u32>(
     });
 }
 
-/// Columns per block of [`pack_rows`]: four lines of each source row, packed and handed to
-/// [`Lines`] at once.
+/// Bytes of each source row per block of [`pack_rows`] (four lines: as many columns, or `8 /
+/// BITS` times as many from rows packed along themselves), packed and handed to [`Lines`] at
+/// once. Rows packed along themselves once took one line per block, which cost `s2` into
+/// `T(16,128)(16,1)E(2)` 10 % (`docs/relayout.md`, "Sub-byte packs across rows, the Zen 4
+/// machine").
 const PACK_COLS: usize = 256;
 
 /// Columns per block of [`unpack_rows`]: each destination row's run of a block is handed to
@@ -151,7 +154,10 @@ type StageRow = [[u8; LANE]; UNPACK_COLS / LANE];
 /// (`s1`) rows are read a lane at a time, more streams than the hardware's prefetchers follow
 /// (issue 36, `s4[8192,8192]` into `T(8,128)(8,1)E(4)`, 5 runs per timing, three timings each:
 /// 512 bytes ahead 18.7–20.2 ms, 1 KiB 16.8–17.9, 1.5 KiB 17.1–18.4, 2 KiB 17.9–18.6; memcpy of
-/// the output 8.3–9.4 ms; `docs/relayout.md`, "Sub-byte").
+/// the output 8.3–9.4 ms; `docs/relayout.md`, "Sub-byte"). Asked into the second level
+/// (`prefetcht1`): on the Zen 4 machine, into the first it cost the 8- and 16-row packs 10–20 %,
+/// where the second level costs them nothing and still gains the 32 rows of `s1` 9 %
+/// (`docs/relayout.md`, "Sub-byte packs across rows, the Zen 4 machine").
 const AHEAD: usize = 1024;
 
 /// A box packed across rows, as [`pack_rows`] (`pack`) and [`unpack_rows`] read it: the axes
@@ -221,7 +227,7 @@ fn whole_bytes(s: i64, d: i64) -> Option<(usize, usize)> {
 /// lowest bits. `s` and `d` are bit offsets; a position that does not start on a byte goes
 /// element by element.
 ///
-/// Each block of [`PACK_COLS`] columns reads its `m` rows a [`LANE`] at a time, straight into the
+/// Each block of [`PACK_COLS`] bytes of its `m` rows reads them a [`LANE`] at a time, straight into the
 /// registers: `8 / BITS` rows make each byte of the group (a mask, a shift, an or), and the
 /// group's bytes are interleaved ([`zip_bytes`](super::tile::zip_bytes)) into the block's packed
 /// bytes, which [`Lines`] writes (streamed where the plan streams).
@@ -241,9 +247,9 @@ pub(crate) fn pack_rows<const BITS: u32>(
 
 /// [`pack_rows`] compiled for one [`RowElements`] (`PACKED`), so that each has its own loop.
 // `BITS` is 1, 2 or 4 (the plan's `finish_bits`) and the group 1, 2 or 4 bytes (`plan::across`):
-// `8 / BITS`, shifts and indices below `PACK_COLS · GROUP` are small; offsets are those of a planned
+// `8 / BITS`, shifts and indices below `PACK_COLS · GROUP · 8` are small; offsets are those of a planned
 // box, inside the buffers (each source and destination access is still checked); `r < m ≤ ROWS`,
-// `p < group ≤ GROUP` and `c < count ≤ PACK_COLS` index the staging arrays.
+// `p < group ≤ GROUP` and `c < count ≤ PACK_COLS · 8` index the staging arrays.
 #[allow(clippy::arithmetic_side_effects, clippy::indexing_slicing)]
 fn pack_rows_of<const BITS: u32, const PACKED: bool>(
     src: &[u8],
@@ -258,7 +264,10 @@ fn pack_rows_of<const BITS: u32, const PACKED: bool>(
     };
     let Across { outer, cols, rows, per, group, row, n, .. } = across;
     let (m, mask) = (per * group, u8::MAX >> (8 - BITS));
-    let mut block = [0u8; PACK_COLS * GROUP];
+    // Four lines of each source row per block: `PACK_COLS` columns of bytes, or `PACK_COLS` bytes
+    // of `per` packed columns each.
+    let block_cols = if PACKED { PACK_COLS * per } else { PACK_COLS };
+    let mut block = [0u8; PACK_COLS * GROUP * 8];
     odometer(outer, s, d, &mut |s, d| {
         let Some((s, d)) = whole_bytes(s, d) else {
             return super::kernel::bits(src, dst, s, d, &[*cols, *rows], BITS, u64::from(BITS));
@@ -271,7 +280,7 @@ fn pack_rows_of<const BITS: u32, const PACKED: bool>(
         }
         let mut c0 = 0;
         while c0 < n {
-            let count = (n - c0).min(PACK_COLS);
+            let count = (n - c0).min(block_cols);
             // The block's bytes of each source row (whole bytes: `count` is a multiple of `per`
             // when the rows are packed, `Across::new`).
             let (at, bytes) = (across.row_bytes(c0), across.row_bytes(count));
@@ -279,7 +288,7 @@ fn pack_rows_of<const BITS: u32, const PACKED: bool>(
             for (from, whole) in from.iter_mut().zip(&whole).take(m) {
                 *from = whole.get(at..at + bytes).unwrap_or_default();
                 for line in (0..bytes).step_by(LINE) {
-                    super::tile::prefetch(whole, at + AHEAD + line, super::tile::Level::First);
+                    super::tile::prefetch(whole, at + AHEAD + line, super::tile::Level::Second);
                 }
             }
             let out = &mut block[..count * group];
@@ -638,9 +647,10 @@ mod simd {
     /// byte `b` of lane `k`. Rows packed along themselves (lane `q` a row's bytes, field `k` its
     /// column `b · per + k`) become each column's byte of the rows (lane `q` column `b · per + q`'s
     /// fields), and back: the square's transpose is its own inverse. `log2(8 / BITS)` rounds of
-    /// swapped half-blocks between lanes `d` apart (a mask, a shift and an or each; `psllw`/`psrlw`
-    /// of bits that the masks keep within their byte).
-    #[inline]
+    /// swapped half-blocks between lanes `d` apart (a delta swap each: two shifts, a mask and three
+    /// xors, `psllw`/`psrlw` of bits that the mask keeps within their byte; inlined, so that the
+    /// lanes stay in registers).
+    #[inline(always)]
     // `q + d < per ≤ 8` within each group of `per` lanes, `M` a multiple of `per`: every index
     // is below `M`; the shifts are below 8.
     #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
@@ -658,9 +668,11 @@ mod simd {
             let shift = m128i::from([u64::from(h), 0]);
             for first in (0..M).step_by(per) {
                 for q in (first..first + per).filter(|q| (q - first) & d == 0) {
+                    // A delta swap: the high `h` bits of `x`'s blocks trade with the low of `y`'s.
                     let (x, y) = (lanes[q], lanes[q + d]);
-                    lanes[q] = (x & low) | shl_all_u16_m128i(y & low, shift);
-                    lanes[q + d] = (shr_all_u16_m128i(x, shift) & low) | (y & !low);
+                    let t = (shr_all_u16_m128i(x, shift) ^ y) & low;
+                    lanes[q] = x ^ shl_all_u16_m128i(t, shift);
+                    lanes[q + d] = y ^ t;
                 }
             }
             h /= 2;

@@ -885,7 +885,7 @@ fn int4_packed_along_rows_repacks_across_a_tiles_rows() {
 /// Every group packed across rows that `Kernel::PackRows` and `UnpackRows` take — `s4`, `s2` and
 /// `u1` in groups of 1, 2 and 4 bytes per column (`(2,1)` to `(32,1)` sub-tiles: 2 to 32 rows) —
 /// both ways, from and to one element per byte and packed along rows (`{1,0:E(4)}`), whole lanes
-/// of 16 columns and the columns after them, on a line and 16 bytes past one, with streaming and
+/// of 16 columns in several blocks and the columns after them, on a line and 16 bytes past one, with streaming and
 /// ordinary stores: the reference's bytes. Deterministic, so that Miri
 /// (`tools/miri`) runs each register path the random properties may miss. Under Miri it is cut
 /// to one tile-row of one lane of packed bytes (16 bytes per row: 32 to 128 columns) and 8
@@ -895,7 +895,9 @@ fn int4_packed_along_rows_repacks_across_a_tiles_rows() {
 fn every_group_packed_across_rows_matches_the_reference() {
     for t in [PrimitiveType::S4, PrimitiveType::S2, PrimitiveType::U1] {
         let bits = t.bit_width().unwrap();
-        let cols = if cfg!(miri) { u64::from(16 * 8 / bits + 8) } else { 300 };
+        // Two or more blocks of every kind (`pack::PACK_COLS` bytes of each row: 256 to 2048
+        // columns), whole bytes of `u1` rows packed along themselves, and 8 columns after the lanes.
+        let cols = if cfg!(miri) { u64::from(16 * 8 / bits + 8) } else { 2104 };
         for word in 0..3u32 {
             let m = (8 << word) / bits;
             let across = format!("{{1,0:T({},128)({m},1)E({bits})}}", m.max(8));
