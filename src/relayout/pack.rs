@@ -155,7 +155,7 @@ type StageRow = [[u8; LANE]; UNPACK_COLS / LANE];
 /// (issue 36, `s4[8192,8192]` into `T(8,128)(8,1)E(4)`, 5 runs per timing, three timings each:
 /// 512 bytes ahead 18.7–20.2 ms, 1 KiB 16.8–17.9, 1.5 KiB 17.1–18.4, 2 KiB 17.9–18.6; memcpy of
 /// the output 8.3–9.4 ms; `docs/relayout.md`, "Sub-byte"). Asked into the second level
-/// (`prefetcht1`): on the Zen 4 machine, into the first it cost the 8- and 16-row packs 10–20 %,
+/// (`prefetcht1`): on the Zen 4 machine, into the first it cost the 8- and 16-row packs 9–27 %,
 /// where the second level costs them nothing and still gains the 32 rows of `s1` 9 %
 /// (`docs/relayout.md`, "Sub-byte packs across rows, the Zen 4 machine").
 const AHEAD: usize = 1024;
