@@ -37,7 +37,8 @@ pub(crate) enum Level {
     /// All of them (`prefetcht0`): lines wanted within the next few micro-tiles.
     First,
     /// The second level and beyond (`prefetcht1`): lines asked for further ahead, which the
-    /// first level would evict before their use (`plan::STAGE_AHEAD`).
+    /// first level would evict before their use (`plan::STAGE_AHEAD`), or among many streams
+    /// whose `prefetcht0`s would stall the loads (`pack::AHEAD`).
     Second,
 }
 
