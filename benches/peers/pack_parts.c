@@ -215,13 +215,8 @@ static double copy(uint8_t *dst, const uint8_t *from, size_t n) {
   return t;
 }
 
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static double median(double *t, int n) {
-  qsort(t, n, sizeof *t, cmp);
+  qsort(t, n, sizeof *t, cmpd);
   return t[n / 2];
 }
 
