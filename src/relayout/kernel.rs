@@ -5,7 +5,7 @@
 //! Offsets are `i64` (strides may be negative); the plan guarantees that every element's offset
 //! is inside its buffer.
 
-use super::lines::Lines;
+use super::lines::{Lines, RowLines};
 use super::plan::{
     AHEAD_LINES, Axis, Order, STAGE_AHEAD, Stores, asks_ahead, band_columns, band_width, bands_ask_ahead, narrowed,
     short_run, stages,
@@ -266,8 +266,10 @@ pub(crate) fn transpose<const N: usize>(
     let rows_wrap = short == Short::Neither && src_minor.checked_add(1) == Some(outer.len());
     let wrap = if rows_wrap && wraps::<N>(minor, inner) { lead::<N>(dst, d) } else { 0 };
     let staged = stages(len_u64(N), inner.src, ahead != Ahead::Off);
-    let walk = Walk { src, pair: (minor, inner), fused, short, band, stores, ahead, wrap, staged };
+    let lines = core::cell::RefCell::new(RowLines::new());
+    let walk = Walk { src, pair: (minor, inner), fused, short, band, stores, ahead, wrap, staged, lines };
     walk.run::<N>(dst, outer, src_minor, s, d, Band::default());
+    walk.lines.borrow_mut().finish(dst);
     if stores == Stores::Streaming {
         stream::fence();
     }
@@ -340,6 +342,9 @@ struct Walk<'a> {
     wrap: u64,
     /// Whether the strip stages its micro-tiles ([`plan::stages`](super::plan::stages)).
     staged: bool,
+    /// The carries of the deinterleaves' lines into a destination off a line (`lines.rs`),
+    /// kept across tiles: a row's lines continue in the next tile along it.
+    lines: core::cell::RefCell<RowLines>,
 }
 
 /// What source a transpose's walk asks for ahead (`prefetcht0`, a hint that reads nothing), when
@@ -509,7 +514,7 @@ impl Walk<'_> {
                 (minor, span),
                 groups,
                 (count, src_step, dst_step),
-                self.stores,
+                (self.stores, &mut self.lines.borrow_mut()),
             )
         {
             return;
@@ -524,7 +529,7 @@ impl Walk<'_> {
             while j0 < inner.extent {
                 let j1 = inner.extent.min(j0.saturating_add(width));
                 let band = Band { first: 0, rows: row_axis.extent, j0, j1, last: true };
-                deinterleave::<N>(self.src, dst, at, (minor, inner), band, self.stores);
+                deinterleave::<N>(self.src, dst, at, (minor, inner), band, (self.stores, &mut self.lines.borrow_mut()));
                 j0 = j1;
             }
         }
@@ -773,7 +778,15 @@ impl Walk<'_> {
         let (src, ((minor, inner), outside), stores) = (self.src, (self.pair, self.fused), self.stores);
         match self.short {
             Short::Source => {
-                return deinterleave::<N>(src, dst, (s, d), (minor, inner), Band { first, rows, j0, j1, last }, stores);
+                let band = Band { first, rows, j0, j1, last };
+                return deinterleave::<N>(
+                    src,
+                    dst,
+                    (s, d),
+                    (minor, inner),
+                    band,
+                    (stores, &mut self.lines.borrow_mut()),
+                );
             }
             Short::Destination if j0 == 0 => return interleave::<N>(src, dst, (s, d), inner, rows, stores),
             Short::Destination | Short::Neither => {}
@@ -832,7 +845,7 @@ fn deinterleave<const N: usize>(
     (s, d): (i64, i64),
     (minor, inner): (Axis, Axis),
     Band { rows, j0, j1, .. }: Band,
-    stores: Stores,
+    stores: (Stores, &mut RowLines),
 ) {
     let count = usize::try_from(j1.wrapping_sub(j0)).unwrap_or(0);
     let span = usize::try_from(minor.extent).unwrap_or(1);
@@ -878,7 +891,7 @@ fn deinterleave_lines<const N: usize>(
     (minor, span): (Axis, usize),
     groups: usize,
     repeats: (usize, usize, usize),
-    stores: Stores,
+    stores: (Stores, &mut RowLines),
 ) -> bool {
     let starts = row_starts(to, minor.dst, span);
     starts

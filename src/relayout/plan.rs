@@ -314,7 +314,6 @@ pub(crate) fn strategy(src: &Resolved, dst: &Resolved, span: &Span, policy: Stor
             if stores == Stores::Streaming { Stores::WholeLines } else { Stores::Plain }
         }
         Unit::Bits { .. } if policy == StorePolicy::Auto && unpacks_only(&blocks) => Stores::Plain,
-        Unit::Bytes { width } if policy == StorePolicy::Auto && few_rows_deinterleaves(&blocks, width) => Stores::Plain,
         _ => stores,
     };
     Ok(if identity { Strategy::Identity { stores } } else { Strategy::Boxes { unit, blocks: blocks.into(), stores } })
@@ -327,38 +326,6 @@ pub(crate) fn strategy(src: &Resolved, dst: &Resolved, span: &Span, policy: Stor
 fn unpacks_only(blocks: &[Block]) -> bool {
     !blocks.is_empty() && blocks.iter().all(|b| matches!(b.kernel, Kernel::Unpack { .. }))
 }
-
-/// Whether every box is a deinterleave ([`interleaving`]'s source side: sub-tiles such as bf16
-/// `(2,1)` or `s8` `(4,1)` read out into rows) that writes at most [`PLAIN_DEINTERLEAVE_ROWS`]
-/// destination rows side by side, which [`StorePolicy::Auto`] writes with ordinary stores. The
-/// rows side by side are the short axis's, times the groups of them that the axis just outside
-/// it steps through down the destination (a tile's sub-tile rows): 8 for `T(8,128)(4,1)` and
-/// `T(8,128)(2,1)`, 32 for `T(32,128)(4,1)`. On this project's machine (issue 36,
-/// `docs/relayout.md` rule 10, "Deinterleaves of a few rows"), one thread, memcpy / xla-shape,
-/// destination on a line (medians of three timings): `s8` `T(8,128)(4,1)` → row-major 0.72–0.74
-/// streamed, 0.80–0.81 stored normally (rows 32 KiB apart 0.71 → 0.91); bf16 `T(8,128)(2,1)` the
-/// same either way; 16 rows (`T(16,128)(2,1)`, `s8` `T(16,128)(4,1)`) the same or faster
-/// streamed; 32 rows 0.74 streamed, 0.51 stored normally.
-fn few_rows_deinterleaves(blocks: &[Block], width: usize) -> bool {
-    let Ok(width) = i64::try_from(width) else { return false };
-    !blocks.is_empty()
-        && blocks.iter().all(|b| {
-            let Kernel::Transpose { src_minor, .. } = b.kernel else { return false };
-            let Some(&minor) = b.axes.get(src_minor).filter(|_| deinterleaves(&b.axes, src_minor, width)) else {
-                return false;
-            };
-            let groups = src_minor
-                .checked_sub(1)
-                .and_then(|k| b.axes.get(k))
-                .filter(|outside| Some(outside.dst) == minor.dst.checked_mul(to_i64(minor.extent)))
-                .map_or(1, |outside| outside.extent);
-            minor.extent.saturating_mul(groups) <= PLAIN_DEINTERLEAVE_ROWS
-        })
-}
-
-/// The most destination rows side by side of a deinterleave that [`StorePolicy::Auto`] stores
-/// normally ([`few_rows_deinterleaves`]).
-const PLAIN_DEINTERLEAVE_ROWS: u64 = 8;
 
 /// Rows shorter than this (bytes) stream under [`StorePolicy::Auto`] only where they are whole
 /// destination lines ([`Stores::WholeLines`]).

@@ -17,6 +17,7 @@
 //! element (bf16 `(2,1)` sub-tiles read out into rows, [`deinterleave_runs`]), `log2(S)` rounds
 //! interleave them ([`interleave_runs`]).
 
+use super::lines::RowLines;
 use super::stream::LINE;
 
 /// A line of zeros: the run of a source offset the plan never produces.
@@ -251,10 +252,12 @@ fn zip_m128<const N: usize>(a: safe_arch::m128i, b: safe_arch::m128i) -> (safe_a
 }
 
 /// How far along each destination row [`deinterleave_runs`] asks for the lines it will store
-/// normally, when it writes more than [`ASKED_ROWS`] rows side by side: 512 bytes, four
+/// normally (ordinary stores asked for, or rows off a line that [`RowLines`] does not take),
+/// when it writes more than [`ASKED_ROWS`] rows side by side: 512 bytes, four
 /// `T(32,128)(4,1)` tiles of `s8` on (issue 36: `s8[8192,8192]` out of those tiles into a
-/// destination 16 bytes past a line, one program, five timings each, 0.52–0.57× memcpy without,
-/// 0.61–0.86 with; 384 and 768 bytes measured the same, 1 KiB no better in two timings).
+/// destination 16 bytes past a line, stored normally, one program, five timings each,
+/// 0.52–0.57× memcpy without, 0.61–0.86 with; 384 and 768 bytes measured the same, 1 KiB no
+/// better in two timings).
 const DST_AHEAD: usize = 512;
 
 /// The most destination rows side by side that [`deinterleave_runs`] leaves the hardware's
@@ -267,7 +270,10 @@ const DST_AHEAD: usize = 512;
 const ASKED_ROWS: usize = 16;
 
 /// Deinterleaves `S = rows.len()` rows of `N`-byte elements, streamed where `stores` asks,
-/// `count` times: for repeat `k < count`, `src[from + k · src_step..]` holds `groups` groups of
+/// `count` times (rows that start 16, 32 or 48 bytes past a line stream through `lines`, whose
+/// carries the next call along the same rows continues, when every row starts as far past one
+/// and the `S · count` rows have a slot each; the caller writes what `lines` keeps with
+/// [`RowLines::finish`]): for repeat `k < count`, `src[from + k · src_step..]` holds `groups` groups of
 /// `S` lines, each the rows' next `LINE / N` columns interleaved element by element (element `i`
 /// of a group, read as one sequence, belongs to row `i mod S` at column `i div S`); group `t`'s
 /// line of row `r` goes to `dst[rows[r] + k · dst_step + t · LINE..][..LINE]`. The bf16 `(2,1)`
@@ -280,7 +286,7 @@ pub(crate) fn deinterleave_runs<const N: usize>(
     rows: &[usize],
     dst: &mut [u8],
     (count, src_step, dst_step): (usize, usize, usize),
-    stores: super::plan::Stores,
+    (stores, lines): (super::plan::Stores, &mut RowLines),
 ) -> bool {
     // `r < S` (the array's length), `S · LINE` a small constant, `t · LINE` below the checked
     // `groups · LINE` and `k · step` below the checked last repeat's: no index is out of bounds
@@ -292,7 +298,7 @@ pub(crate) fn deinterleave_runs<const N: usize>(
         rows: &[usize],
         dst: &mut [u8],
         (count, src_step, dst_step): (usize, usize, usize),
-        stores: super::plan::Stores,
+        (stores, lines): (super::plan::Stores, &mut RowLines),
     ) -> bool {
         let Ok(rows) = <&[usize; S]>::try_from(rows) else { return false };
         let Some(len) = groups.checked_mul(LINE) else { return false };
@@ -311,25 +317,38 @@ pub(crate) fn deinterleave_runs<const N: usize>(
         // Many rows stored normally: each row's lines `DST_AHEAD` bytes on are asked for first
         // (a separate instance, so that the others' loop stays as it was).
         let many = S * count > ASKED_ROWS;
-        let plain =
-            || stores == super::plan::Stores::Plain || rows.iter().any(|&r| dst[r..].as_ptr().addr() % LINE != 0);
-        let ahead = many && plain();
-        let args = ((src, from, run, groups), rows, dst, (count, src_step, dst_step), stores);
-        if ahead {
-            repeats::<N, S, true>(args.0, args.1, args.2, args.3, args.4)
-        } else {
-            repeats::<N, S, false>(args.0, args.1, args.2, args.3, args.4)
+        // Rows off a line: whole lines through the carries (`RowLines`) when every row of every
+        // repeat starts as many lanes past one and each has a slot; else stored normally, asked
+        // for ahead.
+        let streams = stores != super::plan::Stores::Plain;
+        let past = rows.iter().map(|&r| RowLines::lanes_past(dst, r)).reduce(|a, b| a.filter(|_| a == b));
+        let carried = match past {
+            Some(Some(past)) if streams && S * count <= super::lines::ROW_SLOTS && dst_step % LINE == 0 => {
+                lines.begin(dst, past);
+                Some(lines)
+            }
+            _ => None,
+        };
+        let off = rows.iter().any(|&r| dst[r..].as_ptr().addr() % LINE != 0);
+        let ahead = many && (!streams || off && carried.is_none());
+        // Each way of storing its own instance, so that the others' loop stays as it was.
+        let through_lines = carried.is_some();
+        let args = ((src, from, run, groups), rows, dst, (count, src_step, dst_step), (stores, carried));
+        match (ahead, through_lines) {
+            (true, _) => repeats::<N, S, true, false>(args.0, args.1, args.2, args.3, args.4),
+            (false, true) => repeats::<N, S, false, true>(args.0, args.1, args.2, args.3, args.4),
+            (false, false) => repeats::<N, S, false, false>(args.0, args.1, args.2, args.3, args.4),
         }
     }
     // The indices as in `runs`, which checked them (`run = S · groups · LINE`).
     #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
     #[inline]
-    fn repeats<const N: usize, const S: usize, const AHEAD: bool>(
+    fn repeats<const N: usize, const S: usize, const AHEAD: bool, const CARRY: bool>(
         (src, from, run, groups): (&[u8], usize, usize, usize),
         rows: &[usize; S],
         dst: &mut [u8],
         (count, src_step, dst_step): (usize, usize, usize),
-        stores: super::plan::Stores,
+        (stores, mut carried): (super::plan::Stores, Option<&mut RowLines>),
     ) -> bool {
         for k in 0..count {
             let (source, out) = (&src[from + k * src_step..][..run], k * dst_step);
@@ -341,10 +360,16 @@ pub(crate) fn deinterleave_runs<const N: usize>(
                 }
             }
             for (t, group) in source.chunks_exact(S * LINE).enumerate() {
-                let Ok(lines) = bytemuck::try_cast_slice::<u8, [u8; LINE]>(group) else { return false };
-                let Ok(lines) = <&[[u8; LINE]; S]>::try_from(lines) else { return false };
-                unzip::<N, S>(lines, |r, line| {
+                let Ok(group_lines) = bytemuck::try_cast_slice::<u8, [u8; LINE]>(group) else { return false };
+                let Ok(group_lines) = <&[[u8; LINE]; S]>::try_from(group_lines) else { return false };
+                unzip::<N, S>(group_lines, |r, line| {
                     let at = rows[r] + out + t * LINE;
+                    // Rows off a line: through the carries, which stream the lines each piece
+                    // completes with its row's next.
+                    if CARRY && let Some(lines) = carried.as_deref_mut() {
+                        lines.put(dst, k * S + r, at, line);
+                        return;
+                    }
                     if let Some(to) = dst.get_mut(at..at + LINE).and_then(<[u8]>::first_chunk_mut::<LINE>) {
                         // Streamed only where it is a whole cache line: one 16 bytes past a line
                         // would stream two partial lines, each completed by another call
@@ -363,7 +388,7 @@ pub(crate) fn deinterleave_runs<const N: usize>(
     if rows.len().saturating_mul(N) > LANE {
         return false;
     }
-    let args = ((src, from, groups), rows, dst, (count, src_step, dst_step), stores);
+    let args = ((src, from, groups), rows, dst, (count, src_step, dst_step), (stores, lines));
     match rows.len() {
         2 => runs::<N, 2>(args.0, args.1, args.2, args.3, args.4),
         4 => runs::<N, 4>(args.0, args.1, args.2, args.3, args.4),
@@ -503,6 +528,7 @@ fn zip_rows<const N: usize, const S: usize>(rows: &[&[u8; LINE]; S], mut emit: i
 #[cfg(test)]
 mod tests {
     use super::{LINE, deinterleave_runs, interleave_runs, transpose};
+    use crate::relayout::lines::RowLines;
     use crate::relayout::plan::Stores;
     use proptest::prelude::*;
 
@@ -573,7 +599,9 @@ mod tests {
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut storage);
             bytes.fill(0x5A);
             let starts: Vec<usize> = (0..rows).map(|r| offset + r * (LINE + gap)).collect();
-            let moved = deinterleave_runs::<N>((&flat, 0, 1), &starts, bytes, (1, 0, 0), stores);
+            let mut lines = RowLines::new();
+            let moved = deinterleave_runs::<N>((&flat, 0, 1), &starts, bytes, (1, 0, 0), (stores, &mut lines));
+            lines.finish(bytes);
             crate::relayout::stream::fence();
             assert_eq!(moved, fits, "width {N}, {rows} rows");
             if !fits {
@@ -636,15 +664,19 @@ mod tests {
 
         /// A tile's groups of 4 rows deinterleaved at once (`count` repeats, `4 · count` rows side
         /// by side: more than `ASKED_ROWS` asks for each row's lines ahead), into rows `offset`
-        /// bytes past a line whose last one ends the destination, with either stores.
+        /// bytes past a line whose last one ends the destination, with either stores; in two
+        /// calls, the second continuing the first's rows (the next tile along them) with the same
+        /// carries (`RowLines`), which rows a whole number of lines apart at 16, 32 or 48 bytes
+        /// past a line stream through.
         #[test]
         fn many_rows_side_by_side_deinterleave_as_defined(
-            bytes in proptest::collection::vec(any::<u8>(), 8 * 4 * 2 * LINE),
+            bytes in proptest::collection::vec(any::<u8>(), 8 * 4 * 4 * LINE),
             count in 1usize..=8,
-            offset in 0usize..64,
-            gap in 0usize..3,
+            offset in prop_oneof![Just(16usize), Just(32), Just(48), 0usize..64],
+            (groups, first) in (1usize..=4).prop_flat_map(|g| (Just(g), 0..=g)),
+            gap in prop_oneof![Just(0usize), 0usize..3],
         ) {
-            let (span, groups) = (4, 2);
+            let span = 4;
             let run = span * groups * LINE;
             let row = groups * LINE + gap * 16;
             for stores in [Stores::Plain, Stores::Streaming] {
@@ -653,10 +685,15 @@ mod tests {
                 let end = offset + span * count * row;
                 let dst = &mut dst[..end];
                 dst.fill(0x5A);
-                let starts: Vec<usize> = (0..span).map(|r| offset + r * row).collect();
-                let moved = deinterleave_runs::<1>((&bytes, 0, groups), &starts, dst, (count, run, span * row), stores);
+                let mut lines = RowLines::new();
+                for (from, groups) in [(0, first), (first, groups - first)] {
+                    let starts: Vec<usize> = (0..span).map(|r| offset + r * row + from * LINE).collect();
+                    let source = (&bytes[..], from * span * LINE, groups);
+                    let moved = deinterleave_runs::<1>(source, &starts, dst, (count, run, span * row), (stores, &mut lines));
+                    prop_assert!(moved);
+                }
+                lines.finish(dst);
                 crate::relayout::stream::fence();
-                prop_assert!(moved);
                 for k in 0..count {
                     for r in 0..span {
                         let at = offset + (k * span + r) * row;

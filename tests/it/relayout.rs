@@ -492,6 +492,24 @@ fn tiled_pairs() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, 
         })
 }
 
+/// Tiles whose sub-tiles interleave rows (`s8` `(4,1)`, bf16 `(2,1)`) read out into row-major
+/// rows a whole number of cache lines long, one to three tiles along each row: the rows of a
+/// destination off a line start the same number of bytes past one, and the deinterleaves'
+/// carries (`RowLines`) stream them across tiles.
+fn deinterleaved_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let cases = prop_oneof![
+        Just((PrimitiveType::S8, "T(8,128)(4,1)")),
+        Just((PrimitiveType::U8, "T(16,128)(4,1)")),
+        Just((PrimitiveType::S8, "T(32,128)(4,1)")),
+        Just((PrimitiveType::BF16, "T(8,128)(2,1)")),
+        Just((PrimitiveType::BF16, "T(16,128)(2,1)")),
+    ];
+    (cases, 1i64..=outer(70), 1i64..=6).prop_flat_map(|((t, tiling), rows, lines)| {
+        let cols = lines * 64 / i64::from(t.byte_width().unwrap());
+        texts(t, &[rows, cols], (&format!("{{1,0:{tiling}}}"), "{1,0}")).unwrap()
+    })
+}
+
 /// Rows of whole cache lines (64 to 256 bytes) under a permutation of the outer axes: r4's kind,
 /// whose rows walk in source order.
 fn line_row_permutations() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
@@ -742,6 +760,20 @@ proptest! {
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
         at_offset_whole_and_in_parts(case, offsets, &cuts)?;
+    }
+
+    /// Tiles read out into row-major rows of whole lines, into a destination 16, 32 or 48 bytes
+    /// past a line (where `malloc` and numpy put large buffers) or at any offset, from a source at
+    /// any offset: the reference's bytes with either stores, whole and in parts (issue 36: the
+    /// deinterleaves' lines streamed through carries kept across tiles).
+    #[test]
+    fn deinterleaves_into_rows_off_a_line_match_the_reference(
+        case in deinterleaved_line_rows(),
+        src_offset in 0usize..64,
+        dst_offset in prop_oneof![Just(16usize), Just(32), Just(48), 0usize..64],
+        cuts in proptest::collection::vec(0usize..=1000, 0..4),
+    ) {
+        at_offset_whole_and_in_parts(case, (src_offset, dst_offset), &cuts)?;
     }
 
     /// Rows whose length and destination strides are whole lines walk in source order and
