@@ -18,7 +18,7 @@
 //! order of the runs: a line is streamed only when every one of its bytes came from the runs.
 
 use super::plan::Stores;
-use super::stream::{self, LINE};
+use super::stream::{self, LANE, LINE, past_line};
 
 /// Carries kept at once: enough for the rows of a `T(32,128)(4,1)` tile written side by side.
 const SLOTS: usize = 32;
@@ -65,13 +65,14 @@ impl Lines {
     #[inline]
     pub(crate) fn put(&mut self, dst: &mut [u8], at: usize, run: &[u8]) {
         let Some(to) = dst.get_mut(at..at.wrapping_add(run.len())) else { return };
-        // The run's position in its first line (`align_offset` may decline: then a plain copy).
-        let ahead = to.as_ptr().align_offset(LINE);
-        if self.stores == Stores::Plain || ahead > LINE {
-            to.copy_from_slice(run);
-            return;
-        }
-        let phase = LINE.wrapping_sub(ahead) % LINE;
+        // The run's position in its first line (unknown: a plain copy).
+        let phase = match past_line(to) {
+            Some(phase) if self.stores != Stores::Plain => phase,
+            _ => {
+                to.copy_from_slice(run);
+                return;
+            }
+        };
         let (mut pos, mut rest) = (at, run);
         if phase != 0 {
             let (now, later) = rest.split_at(LINE.wrapping_sub(phase).min(rest.len()));
@@ -209,9 +210,6 @@ fn write(dst: &mut [u8], carry: &Carry, to: usize) {
     }
 }
 
-/// A 16-byte lane: [`RowLines`] shifts whole lanes.
-const LANE: usize = 16;
-
 /// Lanes in a line.
 const LANES: usize = LINE / LANE;
 
@@ -248,9 +246,8 @@ impl RowLines {
     /// The lanes past a line of a destination offset `at`: `Some(1 ..= 3)` when [`put`](Self::put)
     /// streams there, `None` on a line (store it whole) or off a lane.
     pub(crate) fn lanes_past(dst: &[u8], at: usize) -> Option<usize> {
-        let ahead = dst.get(at..)?.as_ptr().align_offset(LINE);
-        let past = LINE.checked_sub(ahead)?;
-        (past < LINE && past % LANE == 0 && past > 0).then_some(past / LANE)
+        let past = past_line(dst.get(at..)?)?;
+        (past % LANE == 0 && past > 0).then_some(past / LANE)
     }
 
     /// Rows `past` lanes past a line from here on (from [`lanes_past`](Self::lanes_past)):

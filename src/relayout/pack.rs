@@ -18,7 +18,7 @@
 use super::kernel::{odometer, write_bits};
 use super::lines::Lines;
 use super::plan::{Axis, RowElements};
-use super::stream::LINE;
+use super::stream::{LANE, LINE};
 use crate::memory::extent::{len_u64, to_i64};
 
 /// Packed bytes per block of the staging buffer: a few lines, so that [`Lines`] streams them.
@@ -135,9 +135,6 @@ const PACK_COLS: usize = 256;
 /// timing: 34–38 ms with 256 columns and 24–28 ms with 1024 (six timings each), 26–28 ms with 2048
 /// (three); on a page 19–21 ms with 256 and 1024, 20–24 ms with 2048, three timings each).
 const UNPACK_COLS: usize = 1024;
-
-/// Columns that go through the registers together: one 16-byte lane of each unpacked row.
-const LANE: usize = 16;
 
 /// The most packed bytes per column [`pack_rows`] and [`unpack_rows`] take (a 32-bit word: `s4`
 /// `(8,1)`, `s2` `(16,1)`, `s1` `(32,1)`).

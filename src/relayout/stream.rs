@@ -32,6 +32,19 @@
 /// rows: `M` elements of `N` bytes make one).
 pub(crate) const LINE: usize = 64;
 
+/// A 16-byte lane, an SSE2 register: the unit the kernels shuffle, and the step of the offsets
+/// past a line ([`past_line`]) that `malloc` and numpy give large buffers.
+pub(crate) const LANE: usize = 16;
+
+/// How many bytes past a cache line `bytes` starts (`0..LINE`), or `None` where the address
+/// cannot be known (`align_offset` declines, as under Miri's symbolic alignment): callers then
+/// store normally.
+#[inline]
+pub(crate) fn past_line(bytes: &[u8]) -> Option<usize> {
+    let ahead = bytes.as_ptr().align_offset(LINE);
+    (ahead < LINE).then(|| LINE.wrapping_sub(ahead) % LINE)
+}
+
 /// Destinations at least this large (bytes) stream their lines: far beyond the 2 MiB
 /// second-level cache of one core, so the lines would be evicted before anyone read them.
 pub(crate) const MIN_STREAM_BYTES: u64 = 1 << 24;

@@ -18,13 +18,10 @@
 //! interleave them ([`interleave_runs`]).
 
 use super::lines::RowLines;
-use super::stream::LINE;
+use super::stream::{LANE, LINE, past_line};
 
 /// A line of zeros: the run of a source offset the plan never produces.
 pub(crate) static ZERO_LINE: [u8; LINE] = [0; LINE];
-
-/// Bytes of one lane (an SSE2 register).
-const LANE: usize = 16;
 
 /// Lanes per line: a tile has this many blocks per side.
 const BLOCKS: usize = LINE / LANE;
@@ -329,7 +326,7 @@ pub(crate) fn deinterleave_runs<const N: usize>(
             }
             _ => None,
         };
-        let off = rows.iter().any(|&r| dst[r..].as_ptr().addr() % LINE != 0);
+        let off = rows.iter().any(|&r| past_line(&dst[r..]) != Some(0));
         let ahead = many && (!streams || off && carried.is_none());
         // Each way of storing its own instance, so that the others' loop stays as it was.
         let through_lines = carried.is_some();
