@@ -61,6 +61,11 @@ impl Lines {
         Self { stores, slots: [EMPTY; SLOTS], hint: 0, last: 0, freed: 0, clock: 0 }
     }
 
+    /// Whether whole lines stream (else every run is copied).
+    pub(crate) fn streams(&self) -> bool {
+        self.stores != Stores::Plain
+    }
+
     /// Writes `run` at `dst[at..]` (nothing when it does not fit: the plan never asks that).
     #[inline]
     pub(crate) fn put(&mut self, dst: &mut [u8], at: usize, run: &[u8]) {
@@ -217,7 +222,8 @@ const LANES: usize = LINE / LANE;
 pub(crate) const ROW_SLOTS: usize = 32;
 
 /// Whole lines of rows written side by side a line at a time (a tile's deinterleaved rows,
-/// `tile::deinterleave_runs`), into a destination whose rows start the same whole number of
+/// `tile::deinterleave_runs`; the short runs of sub-byte rows unpacked across rows,
+/// `pack::unpack_rows`), into a destination whose rows start the same whole number of
 /// 16-byte lanes past a line: `malloc`'s and numpy's 16 bytes. A kernel hands [`RowLines::put`]
 /// each 64-byte piece of a row with the row's **slot** (its place among the rows side by side);
 /// the lanes that spill into the row's next line wait in the slot, the row's next piece

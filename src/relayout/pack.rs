@@ -16,7 +16,7 @@
 //! with packs and cuts each row's bits out with a shift and a mask.
 
 use super::kernel::{odometer, write_bits};
-use super::lines::Lines;
+use super::lines::{Lines, RowLines};
 use super::plan::{Axis, RowElements};
 use super::stream::{LANE, LINE};
 use crate::memory::extent::{len_u64, to_i64};
@@ -135,6 +135,18 @@ const PACK_COLS: usize = 256;
 /// timing: 34–38 ms with 256 columns and 24–28 ms with 1024 (six timings each), 26–28 ms with 2048
 /// (three); on a page 19–21 ms with 256 and 1024, 20–24 ms with 2048, three timings each).
 const UNPACK_COLS: usize = 1024;
+
+/// The longest run of a destination row per block (bytes) that [`unpack_rows`] writes through
+/// [`RowLines`] when the rows are off a line by whole lanes (a `Vec`, a numpy array) and every
+/// run is whole lines: each 64-byte piece shifted by lanes into the lines it straddles, the spill
+/// kept per row, instead of [`Lines`]' search, carry copies and bookkeeping per run (issue 36,
+/// one program alternating both in each process, three processes, 2026-11-30): `s2[8192,8192]`
+/// out of `T(16,128)(16,1)E(2)` into `{1,0:E(2)}` (runs of 256 bytes) 16 bytes past a line
+/// 3.98 / 6.76 / 6.01 ms → 3.03 / 5.87 / 5.02, 32 bytes past 4.29 / 4.04 / 7.12 → 3.09 / 3.50
+/// / 5.64 (memcpy 1.6–2.5). Longer runs keep `Lines`, whose cost per run is spread over more
+/// lines: `s4` into bytes (runs of 1 KiB) took 6.60–7.07 ms through `Lines` and 7.43–8.23
+/// through `RowLines`, `s4` packed along rows (512 bytes) 4.61–9.47 and 4.44–8.68.
+const SHORT_RUN: usize = 4 * LINE;
 
 /// The most packed bytes per column [`pack_rows`] and [`unpack_rows`] take (a 32-bit word: `s4`
 /// `(8,1)`, `s2` `(16,1)`, `s1` `(32,1)`).
@@ -374,9 +386,25 @@ fn unpack_rows_of<const BITS: u32, const PACKED: bool>(
     let (m, mask) = (per * group, u8::MAX >> (8 - BITS));
     // Each destination row's run of a block: a byte per column, or packed along the row.
     let mut stage: Vec<StageRow> = vec![[[0u8; LANE]; UNPACK_COLS / LANE]; m];
+    // Rows whole lines apart whose every run is whole lines and short ([`SHORT_RUN`]): off a
+    // line by whole lanes, their runs go through `RowLines` (a slot per row of the group).
+    let whole_runs = [UNPACK_COLS, n % UNPACK_COLS].iter().all(|&c| across.row_bytes(c) % LINE == 0)
+        && across.row_bytes(UNPACK_COLS) <= SHORT_RUN;
+    let mut by_rows =
+        (lines.streams() && whole_runs && row % LINE == 0 && m <= super::lines::ROW_SLOTS).then(RowLines::new);
     odometer(outer, s, d, &mut |s, d| {
         let Some((s, d)) = whole_bytes(s, d) else {
+            if let Some(by_rows) = by_rows.as_mut() {
+                by_rows.finish(dst);
+            }
             return super::kernel::bits(src, dst, s, d, &[*cols, *rows], BITS, slot::<BITS>(along));
+        };
+        let mut carried = match (by_rows.as_mut(), RowLines::lanes_past(dst, d)) {
+            (Some(by_rows), Some(past)) => {
+                by_rows.begin(dst, past);
+                Some(by_rows)
+            }
+            _ => None,
         };
         let mut c0 = 0;
         while c0 < n {
@@ -403,11 +431,24 @@ fn unpack_rows_of<const BITS: u32, const PACKED: bool>(
             }
             for (r, out) in stage.iter().enumerate() {
                 let at = d + r * row + across.row_bytes(c0);
-                lines.put(dst, at, &out.as_flattened()[..across.row_bytes(count)]);
+                let run = &out.as_flattened()[..across.row_bytes(count)];
+                match carried.as_deref_mut() {
+                    Some(by_rows) => {
+                        for (k, piece) in run.chunks_exact(LINE).enumerate() {
+                            if let Ok(piece) = <&[u8; LINE]>::try_from(piece) {
+                                by_rows.put(dst, r, at + k * LINE, piece);
+                            }
+                        }
+                    }
+                    None => lines.put(dst, at, run),
+                }
             }
             c0 += count;
         }
     });
+    if let Some(by_rows) = by_rows.as_mut() {
+        by_rows.finish(dst);
+    }
 }
 
 /// The slot, in bits, of an element on the side of whole rows: a byte, or packed along the rows

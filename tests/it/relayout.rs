@@ -510,6 +510,20 @@ fn deinterleaved_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, 
     })
 }
 
+/// Sub-byte elements packed across rows (`s2`/`u2` `(4|8|16,1)`, `u1` `(8|16|32,1)` sub-tiles)
+/// read out into rows packed along themselves (`{1,0:E(bits)}`) that are 1 to 20 whole lines
+/// long: a row's runs are whole lines, one to four per block (`pack::SHORT_RUN`).
+fn unpacked_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let types = prop_oneof![Just(PrimitiveType::S2), Just(PrimitiveType::U2), Just(PrimitiveType::U1)];
+    (types, 1i64..=outer(40), 1i64..=20, 0u32..3).prop_flat_map(|(t, rows, lines, word)| {
+        let bits = t.bit_width().unwrap();
+        let m = (8u32 << word) / bits;
+        let across = format!("{{1,0:T({},128)({m},1)E({bits})}}", m.max(8));
+        let cols = lines * 64 * 8 / i64::from(bits);
+        texts(t, &[rows, cols], (&across, &format!("{{1,0:E({bits})}}"))).unwrap()
+    })
+}
+
 /// Rows of whole cache lines (64 to 256 bytes) under a permutation of the outer axes: r4's kind,
 /// whose rows walk in source order.
 fn line_row_permutations() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
@@ -769,6 +783,20 @@ proptest! {
     #[test]
     fn deinterleaves_into_rows_off_a_line_match_the_reference(
         case in deinterleaved_line_rows(),
+        src_offset in 0usize..64,
+        dst_offset in prop_oneof![Just(16usize), Just(32), Just(48), 0usize..64],
+        cuts in proptest::collection::vec(0usize..=1000, 0..4),
+    ) {
+        at_offset_whole_and_in_parts(case, (src_offset, dst_offset), &cuts)?;
+    }
+
+    /// Sub-byte elements packed across rows read out into packed rows of whole lines, into a
+    /// destination 16, 32 or 48 bytes past a line or at any offset, from a source at any offset:
+    /// the reference's bytes with either stores, whole and in parts (issue 36: each row's short
+    /// runs streamed through `RowLines`' lane shifts).
+    #[test]
+    fn unpacks_into_packed_rows_off_a_line_match_the_reference(
+        case in unpacked_line_rows(),
         src_offset in 0usize..64,
         dst_offset in prop_oneof![Just(16usize), Just(32), Just(48), 0usize..64],
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
