@@ -632,7 +632,7 @@ impl Walk<'_> {
     /// [`strip`](Self::strip) for unstaged tiles when every stride of the pair is positive
     /// (`None` otherwise): the same tiles in the same order, each tile-row's and each column
     /// group's offsets stepped from the last instead of computed per run and per line, in a
-    /// function of its own (the general loop, inlined or not, ran slower):
+    /// function of its own:
     /// `f32[4096,4096]{0,1}` → `{1,0}` on a line, one program alternating both, three processes,
     /// 9.5–9.7 ms per 64 MiB against 11.2–12.4 through the general loop (issue 36,
     /// docs/relayout.md "Speed", "A leaner strip").
