@@ -356,7 +356,8 @@ fn bench_s4(c: &mut Criterion) {
 }
 
 /// Feature `rayon`: t2d (f32[8192,16384]) and r3 (f32[512,512,512], (2,0,1)) at 512 MiB on one
-/// thread and on two, huge pages, and issue 36's TPU tile cases at 512 MiB (`f32` row-major →
+/// thread and on two, huge pages (`memcpy`, `plan`) and `Vec`s in 4 KiB pages 16 bytes past a
+/// line (`memcpy_vec`, `plan_vec`), and issue 36's TPU tile cases at 512 MiB (`f32` row-major →
 /// `T(8,128)`, bf16 row-major ↔ `T(8,128)(2,1)`); each group its own
 /// (`relayout/t2d_512MiB_threads`, …). `THREADS_CASES=t2d,r3` runs only those.
 #[cfg(feature = "rayon")]
@@ -384,22 +385,15 @@ fn bench_threads(c: &mut Criterion) {
         // The baselines: memcpy of the same bytes on one thread and split over two (the
         // bandwidth two threads can reach), and strided-perm on each.
         let copy_src = buffer(plan.dst_len(), true);
-        for (threads, pool) in &pools {
-            group.bench_function(BenchmarkId::new("memcpy", threads), |bench| {
-                bench.iter(|| {
-                    pool.install(|| {
-                        use rayon::prelude::*;
-                        let chunk = dst.len().div_ceil(*threads);
-                        dst.par_chunks_mut(chunk)
-                            .zip(black_box(&copy_src[..]).par_chunks(chunk))
-                            .for_each(|(to, from)| to.copy_from_slice(from));
-                    });
-                });
-            });
-            group.bench_function(BenchmarkId::new("plan", threads), |bench| {
-                bench.iter(|| pool.install(|| plan.run(black_box(&src), &mut dst).unwrap()));
-            });
-        }
+        let digests = on_pools(&mut group, &pools, &plan, (&src, &mut dst, &copy_src), "");
+        // The same on users' buffers: `Vec<u8>`s 16 bytes past a cache line, in 4 KiB pages
+        // (glibc maps large blocks without huge pages; mapped files are in 4 KiB pages too).
+        let mut on_vecs =
+            (Placed::new(plan.src_len(), Placement::Line(16)), Placed::new(plan.dst_len(), Placement::Line(16)));
+        let vec_copy_src = buffer(plan.dst_len(), false);
+        let vec_digests =
+            on_pools(&mut group, &pools, &plan, (on_vecs.0.bytes(), on_vecs.1.bytes(), &vec_copy_src), "_vec");
+        drop((on_vecs, vec_copy_src));
         // strided-perm permutes; the tiles are not its work.
         let perm = match name {
             "t2d" => Some(permuted(&[16384, 8192], &[1, 0])),
@@ -417,18 +411,8 @@ fn bench_threads(c: &mut Criterion) {
                 });
             }
         }
-        // Both pools write the same bytes: each run once into a cleared buffer, so that a filtered
-        // run (which skipped the benches above) checks what it wrote, never a stale buffer. A
-        // digest instead of a second 512 MiB buffer.
-        let digests: Vec<u64> = pools
-            .iter()
-            .map(|(_, pool)| {
-                dst.fill(0);
-                pool.install(|| plan.run(&src, &mut dst).unwrap());
-                digest(&dst)
-            })
-            .collect();
         assert!(digests.windows(2).all(|w| w[0] == w[1]), "{name}: one and two threads disagree");
+        assert!(vec_digests.iter().all(|&v| v == digests[0]), "{name}: the plan on `Vec`s disagrees");
         if let Some((dims, src_strides)) = &perm {
             dst.fill(0);
             strided_perm::<u32>(&src, &mut dst, dims, src_strides, threadteam::Exec::new(&team, 2).expect("a budget"));
@@ -451,6 +435,45 @@ fn bench_threads(c: &mut Criterion) {
         }
         group.finish();
     }
+}
+
+/// memcpy of the plan's output bytes from `copy_src` and the plan from `src`, into `dst`, on each
+/// of `pools` (functions `memcpy{suffix}/THREADS` and `plan{suffix}/THREADS`). Returns what each
+/// pool's plan wrote, as digests: each run once into a cleared buffer, so that a filtered run
+/// (which skipped the benches) checks what it wrote, never a stale buffer; a digest instead of a
+/// second 512 MiB buffer.
+#[cfg(feature = "rayon")]
+fn on_pools(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    pools: &[(usize, rayon::ThreadPool)],
+    plan: &RelayoutPlan,
+    (src, dst, copy_src): (&[u8], &mut [u8], &[u8]),
+    suffix: &str,
+) -> Vec<u64> {
+    for (threads, pool) in pools {
+        group.bench_function(BenchmarkId::new(format!("memcpy{suffix}"), threads), |bench| {
+            bench.iter(|| {
+                pool.install(|| {
+                    use rayon::prelude::*;
+                    let chunk = dst.len().div_ceil(*threads);
+                    dst.par_chunks_mut(chunk)
+                        .zip(black_box(copy_src).par_chunks(chunk))
+                        .for_each(|(to, from)| to.copy_from_slice(from));
+                });
+            });
+        });
+        group.bench_function(BenchmarkId::new(format!("plan{suffix}"), threads), |bench| {
+            bench.iter(|| pool.install(|| plan.run(black_box(src), dst).unwrap()));
+        });
+    }
+    pools
+        .iter()
+        .map(|(_, pool)| {
+            dst.fill(0);
+            pool.install(|| plan.run(src, dst).unwrap());
+            digest(dst)
+        })
+        .collect()
 }
 
 /// Where a destination starts: `Page(k)`, `k` bytes past a page of an anonymous map (4 KiB

@@ -8,7 +8,7 @@
 use super::lines::{Lines, RowLines};
 use super::plan::{
     AHEAD_LINES, Axis, Order, STAGE_AHEAD, Stores, asks_ahead, band_columns, band_width, bands_ask_ahead, narrowed,
-    short_run, stages,
+    row_block, short_run, stages,
 };
 use super::stream::{self, LINE};
 use super::tile::{self, ZERO_LINE};
@@ -415,7 +415,8 @@ impl Walk<'_> {
             let straddles = at(step(s, lead_rows, self.pair.0.src))
                 .and_then(|o| self.src.get(o..))
                 .is_some_and(|rest| rest.as_ptr().align_offset(LINE) != 0);
-            let width = band_columns(self.band, len_u64(N), row_bytes, self.pair.1.src, straddles).max(m);
+            let source = (row_bytes, self.pair.1.src);
+            let width = band_columns(self.band, len_u64(N), source, self.pair.0.dst, straddles).max(m);
             // Bands start where the destination's lines do, so every whole micro-tile stores
             // whole lines: the columns before the first line boundary make a band of their own
             // (unless the rows wrap, `Walk::wrap`: then every row's first columns end the row
@@ -427,46 +428,54 @@ impl Walk<'_> {
             if self.wrap > 0 && stepped {
                 self.head::<N>(dst, s, d);
             }
-            let mut j0 = 0;
-            while j0 < inner {
-                let j1 = inner.min(if j0 < lead { lead } else { j0.saturating_add(width) });
-                let mut i = 0;
-                if lead_rows > 0 {
-                    self.run::<N>(
-                        dst,
-                        after,
-                        next,
-                        s,
-                        d,
-                        Band { first: 0, rows: lead_rows, j0, j1, last: lead_rows >= total },
-                    );
-                    i = lead_rows;
-                }
-                if strips {
-                    i = match self.fused {
-                        None if stepped => {
-                            let after_lead = (step(s, lead_rows, axis.src), step(d, lead_rows, axis.dst));
-                            let rest = total.wrapping_sub(lead_rows);
-                            lead_rows.wrapping_add(self.strip::<N>(dst, after_lead, axis, rest, (j0, j1)))
-                        }
-                        Some(outside) if !stepped => {
-                            self.fused_strip::<N>(dst, (s, d), outside, (lead_rows, total), (j0, j1))
-                        }
-                        _ => i,
-                    };
-                }
-                while i < total {
-                    let rows = per.min(total.wrapping_sub(i));
-                    if self.ahead == Ahead::NextBand && stepped && after.is_empty() {
-                        self.prefetch::<N>(s, axis, i, j1);
+            // The rows in blocks (`plan::row_block`), every band through one block before the
+            // next block starts; one block of every row where the strip is not stepped.
+            let block = if strips && stepped && self.fused.is_none() {
+                row_block(len_u64(N), total.saturating_sub(lead_rows))
+            } else {
+                total
+            };
+            let mut from = lead_rows;
+            loop {
+                let end = if total.saturating_sub(from) <= block { total } else { from.saturating_add(block) };
+                let mut j0 = 0;
+                while j0 < inner {
+                    let j1 = inner.min(if j0 < lead { lead } else { j0.saturating_add(width) });
+                    if lead_rows > 0 && from == lead_rows {
+                        let band = Band { first: 0, rows: lead_rows, j0, j1, last: lead_rows >= total };
+                        self.run::<N>(dst, after, next, s, d, band);
                     }
-                    let (s, d, first) =
-                        if stepped { (step(s, i, axis.src), step(d, i, axis.dst), 0) } else { (s, d, i) };
-                    let last = i.saturating_add(rows) >= total;
-                    self.run::<N>(dst, after, next, s, d, Band { first, rows, j0, j1, last });
-                    i = i.wrapping_add(per);
+                    let mut i = from;
+                    if strips {
+                        i = match self.fused {
+                            None if stepped => {
+                                let at = (step(s, from, axis.src), step(d, from, axis.dst));
+                                let rows = (total.wrapping_sub(from), end.wrapping_sub(from));
+                                from.wrapping_add(self.strip::<N>(dst, at, axis, rows, (j0, j1)))
+                            }
+                            Some(outside) if !stepped => {
+                                self.fused_strip::<N>(dst, (s, d), outside, (from, total), (j0, j1))
+                            }
+                            _ => i,
+                        };
+                    }
+                    while i < end {
+                        let rows = per.min(end.wrapping_sub(i));
+                        if self.ahead == Ahead::NextBand && stepped && after.is_empty() {
+                            self.prefetch::<N>(s, axis, i, j1);
+                        }
+                        let (s, d, first) =
+                            if stepped { (step(s, i, axis.src), step(d, i, axis.dst), 0) } else { (s, d, i) };
+                        let last = i.saturating_add(rows) >= total;
+                        self.run::<N>(dst, after, next, s, d, Band { first, rows, j0, j1, last });
+                        i = i.wrapping_add(per);
+                    }
+                    j0 = j1;
                 }
-                j0 = j1;
+                if end >= total {
+                    break;
+                }
+                from = end;
             }
         } else if let ([row_axis], Short::Destination | Short::Source, None) = (rest, self.short, self.fused) {
             self.interleaved_axis::<N>(dst, (axis, row_axis), s, d);
@@ -536,9 +545,10 @@ impl Walk<'_> {
     }
 
     /// The transposes' hot loop: every whole micro-tile of the band `j0 .. j1` on the stepped
-    /// row axis `rows` (the source-minor axis, the last outer one), all whole tile-rows but,
-    /// when rows wrap, the last (whose seam may be cut: [`Walk::tiles`] takes it, as it takes a
-    /// ragged end of rows or columns).
+    /// row axis `rows` (the source-minor axis, the last outer one), of whose `total` rows left
+    /// (from `(s, d)` on) it takes at most the first `stop` (a block, `plan::row_block`), all
+    /// whole tile-rows but, when rows wrap, the last of the axis (whose seam may be cut:
+    /// [`Walk::tiles`] takes it, as it takes a ragged end of rows or columns).
     /// Each tile's runs and lines are addressed from the band's offsets and moved in registers
     /// straight into whole destination lines ([`Width::whole`]), without [`micro_tile`]'s
     /// general cases; `u8` and `bf16` tiles through a staging buffer first, where
@@ -555,7 +565,7 @@ impl Walk<'_> {
         dst: &mut [u8],
         (s, d): (i64, i64),
         rows: &Axis,
-        total: u64,
+        (total, stop): (u64, u64),
         (j0, j1): (u64, u64),
     ) -> u64
     where
@@ -564,7 +574,7 @@ impl Walk<'_> {
         // Unstaged tiles with every stride positive: the loop below without its per-run offset
         // arithmetic.
         if !self.staged
-            && let Some(done) = self.direct_strip::<N>(dst, (s, d), rows, total, (j0, j1))
+            && let Some(done) = self.direct_strip::<N>(dst, (s, d), rows, (total, stop), (j0, j1))
         {
             return done;
         }
@@ -579,7 +589,7 @@ impl Walk<'_> {
         let far = STAGE_AHEAD.saturating_mul(m);
         let mut i: u64 = 0;
         // Without wrapped rows the last tile-row has no seam to cut: the strip takes it too.
-        while i.checked_add(m).is_some_and(|end| end < total || (end == total && self.wrap == 0)) {
+        while i.checked_add(m).is_some_and(|end| end <= stop && (end < total || (end == total && self.wrap == 0))) {
             if self.ahead == Ahead::NextBand {
                 self.prefetch::<N>(s, rows, i, j1);
             }
@@ -642,7 +652,7 @@ impl Walk<'_> {
         dst: &mut [u8],
         (s, d): (i64, i64),
         rows: &Axis,
-        total: u64,
+        (total, stop): (u64, u64),
         (j0, j1): (u64, u64),
     ) -> Option<u64>
     where
@@ -667,7 +677,7 @@ impl Walk<'_> {
         let (group_src, group_dst) = (per.checked_mul(run_src)?, per.checked_mul(run_dst)?);
         let mut i: u64 = 0;
         // Without wrapped rows the last tile-row has no seam to cut: the strip takes it too.
-        while i.checked_add(m).is_some_and(|end| end < total || (end == total && self.wrap == 0)) {
+        while i.checked_add(m).is_some_and(|end| end <= stop && (end < total || (end == total && self.wrap == 0))) {
             if self.ahead == Ahead::NextBand {
                 self.prefetch::<N>(s, rows, i, j1);
             }

@@ -491,8 +491,8 @@ fn band_text(block: &Block, src_minor: usize, fused: Option<usize>) -> String {
     let width = inner.dst.unsigned_abs();
     let band = band_width(width);
     let rows = minor.extent.saturating_mul(outside).saturating_mul(width);
-    let on_line = band_columns(band, width, rows, inner.src, false);
-    let off_line = band_columns(band, width, rows, inner.src, true);
+    let on_line = band_columns(band, width, (rows, inner.src), minor.dst, false);
+    let off_line = band_columns(band, width, (rows, inner.src), minor.dst, true);
     let bytes = |columns: u64| columns.saturating_mul(width);
     if off_line == on_line {
         return format!("{} bytes of destination row", bytes(on_line));
@@ -609,6 +609,25 @@ const WAYS: u64 = 8;
 /// A cache line's bytes, as a `u64`.
 const LINE_BYTES: u64 = super::stream::LINE as u64;
 
+/// Rows per block of a transpose's strip (`kernel::Walk::run`) of `width`-byte elements with
+/// `rows` rows to walk: every band walks one block before the next block starts. A block is a
+/// page of each source run ([`PAGE_BYTES`] / `width` rows: `f32` 1024) when there are more rows
+/// than that, all of them otherwise. Walked whole by every band, long rows far apart have each
+/// band touch one page of every destination row and come back to it a band later, after all
+/// the others; in blocks, after a block's rows (why that order is faster is not shown: the
+/// project's VM has no hardware counters). On the project's Zen 4 machine
+/// (issue 36, docs/relayout.md "Speed", "Blocks of rows"), buffers in 4 KiB pages, one program,
+/// four alternated processes each: `f32[8192,16384]{0,1}` → `{1,0}` (512 MiB) 168–191 ms →
+/// 133–151, `f32[16384,8192]` 102–137 → 82–110; the 64 MiB transposes (`f32[4096,4096]`,
+/// `f32[8192,2048]`, `u8[8192,8192]`, `bf16[4096,8192]`, `u64[4096,2048]`) within their
+/// spread.
+pub(crate) fn row_block(width: u64, rows: u64) -> u64 {
+    PAGE_BYTES.checked_div(width).filter(|&block| block > 0 && rows > block).unwrap_or(rows)
+}
+
+/// A page of memory, the smallest (4 KiB on x86-64 and most `aarch64` systems).
+const PAGE_BYTES: u64 = 4096;
+
 /// How many tile-rows on a staged micro-tile asks for its runs ([`stages`]): that many lines
 /// further along each run. In the kernel (a build taking the distance from the environment, one
 /// program, 7 rounds each, 2026-11-30) `u8[8192,8192]` ran at 0.36 / 0.47–0.49 / 0.39 / 0.42 of
@@ -636,16 +655,46 @@ pub(crate) const STAGE_AHEAD: u64 = 2;
 /// and parts of a few lines per row lost (the command line's, from a mapped file: 1.3×
 /// slower), hence the 16 and 4 KiB.
 ///
+/// A band on a line whose destination rows (`dst_row` bytes apart) are at least
+/// [`FAR_ROWS`] apart while its source rows are closer than that is 512 bytes
+/// ([`FAR_ROWS_BAND_BYTES`]): with 256-byte bands, `f32[8192,16384]{0,1}` → `{1,0}` (512 MiB,
+/// source rows 32 KiB apart, destination rows 64 KiB) on `Vec`s in 4 KiB pages took 139–157 ms
+/// on one thread and 512-byte bands 93–96 (the bench, three alternated runs, issue 36,
+/// docs/relayout.md "Speed", "Wider bands for rows far apart"; on 2 MiB pages 71–72 → 68);
+/// `f32[4096,32768]` (source rows 16 KiB apart, destination 128 KiB) 123–132 → 85–90 in one
+/// program. Source rows 64 KiB apart lost in 512-byte bands whatever the destination's
+/// (`f32[16384,8192]` 83–89 → 160–171 ms, `f32[16384,16384]` 269–272 → 447–453), and rows 16
+/// or 32 KiB apart on both sides gained nothing (`f32[4096,4096]`, `f32[8192,8192]`).
+///
 /// Elements of 8 bytes or more read at most [`WIDE_BAND_ROWS`] source rows per band, narrowed or
 /// not.
-pub(crate) fn band_columns(band: u64, width: u64, row_bytes: u64, stride: i64, straddles: bool) -> u64 {
+pub(crate) fn band_columns(
+    band: u64,
+    width: u64,
+    (row_bytes, stride): (u64, i64),
+    dst_row: i64,
+    straddles: bool,
+) -> u64 {
     let band = if width >= WIDE_ELEMENT { band.min(WIDE_BAND_ROWS) } else { band };
     if !narrowed(row_bytes, stride) {
         return band;
     }
-    let bytes = if straddles { STRADDLING_BAND_BYTES } else { ALIASED_BAND_BYTES };
+    let far = dst_row.unsigned_abs() >= FAR_ROWS && stride.unsigned_abs() < FAR_ROWS;
+    let bytes = match (straddles, far) {
+        (true, _) => STRADDLING_BAND_BYTES,
+        (false, true) => FAR_ROWS_BAND_BYTES,
+        (false, false) => ALIASED_BAND_BYTES,
+    };
     band.min(bytes.checked_div(width).unwrap_or(band))
 }
+
+/// How far apart destination rows must be, and source rows must not be, for a narrowed band's
+/// [`FAR_ROWS_BAND_BYTES`] ([`band_columns`]).
+const FAR_ROWS: u64 = 64 << 10;
+
+/// A narrowed band's bytes of destination row on a line when the destination rows are
+/// [`FAR_ROWS`] apart or more and the source rows are not ([`band_columns`]).
+const FAR_ROWS_BAND_BYTES: u64 = 512;
 
 /// Whether a band that reads `row_bytes` of each source row, the rows `stride` bytes apart,
 /// narrows ([`band_columns`]): at least 4 KiB of each, the rows a nonzero multiple of 16 KiB

@@ -395,6 +395,18 @@ fn narrowed_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side
     })
 }
 
+/// 2-D transposes with more rows than a block (`plan::row_block`: a page of each source run, 512
+/// rows of `f64`, 256 of `c128`) and destination rows of 2–6 lines, several bands (8 columns
+/// each for these widths): every band walks one block before the next block starts, the last
+/// block's ragged tile-row through the general tiles.
+fn blocked_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let types = prop_oneof![Just(PrimitiveType::F64), Just(PrimitiveType::C128)];
+    (types, 2i64..=6, 1i64..=600).prop_flat_map(|(t, lines, more)| {
+        let width = i64::from(t.byte_width().unwrap());
+        layouts_and_input(t, &[4096 / width + more, 64 / width * lines], &[0, 1], &[1, 0])
+    })
+}
+
 /// Transposes whose strips stage their micro-tiles (`plan::stages`; [`STAGED`]): `u8` and `bf16`
 /// with long source rows (the tiles asking for their source two tile-rows on), and with short
 /// rows whose runs crowd the first-level cache's sets (staged only).
@@ -745,6 +757,16 @@ proptest! {
     #[test]
     fn long_destination_rows_at_any_offset_match_the_reference(
         case in long_line_rows(),
+        offsets in (0usize..64, 0usize..64),
+        cuts in proptest::collection::vec(0usize..=1000, 0..4),
+    ) {
+        at_offset_whole_and_in_parts(case, offsets, &cuts)?;
+    }
+
+    /// The same for more rows than a block of the strip (`plan::row_block`), with several bands.
+    #[test]
+    fn blocks_of_rows_at_any_offset_match_the_reference(
+        case in blocked_rows(),
         offsets in (0usize..64, 0usize..64),
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
@@ -1270,6 +1292,28 @@ fn a_packed_transpose_is_not_a_pack() {
     let back = RelayoutPlan::new(b.as_array().unwrap(), a.as_array().unwrap()).unwrap();
     // Row-major nibbles 0..8 → column-major: (0,0) (1,0) (2,0) (3,0) (0,1) …
     assert_eq!(back.run_to_vec(&[0x10, 0x32, 0x54, 0x76]).unwrap(), [0x20, 0x64, 0x31, 0x75]);
+}
+
+/// A narrowed band on a line is 512 bytes of destination row when the destination rows are 64
+/// KiB apart or more and the source rows are closer (`plan::band_columns`, `plan::FAR_ROWS`),
+/// 256 otherwise; 128 from a source whose runs straddle lines either way. Plans only: the
+/// arrays are 256 MiB to 1 GiB (the bands' bytes at smaller widths are checked against the
+/// reference above).
+#[test]
+fn far_destination_rows_take_wider_narrowed_bands() {
+    let narrowed = |bytes: u64| {
+        format!(
+            "in bands of {bytes} bytes of destination row (128 where the source runs straddle cache lines: the \
+             source rows are a multiple of 16 KiB apart)"
+        )
+    };
+    for (dims, bytes) in
+        [("4096,32768", 512), ("8192,16384", 512), ("16384,16384", 256), ("16384,8192", 256), ("8192,8192", 256)]
+    {
+        let (a, b) = (shape(&format!("f32[{dims}]{{0,1}}")), shape(&format!("f32[{dims}]{{1,0}}")));
+        let explained = RelayoutPlan::new(a.as_array().unwrap(), b.as_array().unwrap()).unwrap().explain();
+        assert!(explained.contains(&narrowed(bytes)), "f32[{dims}]: {explained}");
+    }
 }
 
 /// A transpose's band is 512 destination-minor columns, at most 2 KiB of destination row
