@@ -431,7 +431,7 @@ impl Walk<'_> {
             // The rows in blocks (`plan::row_block`), every band through one block before the
             // next block starts; one block of every row where the strip is not stepped.
             let block = if strips && stepped && self.fused.is_none() {
-                row_block(len_u64(N), total.saturating_sub(lead_rows))
+                row_block(len_u64(N), total.saturating_sub(lead_rows), axis.dst)
             } else {
                 total
             };

@@ -555,6 +555,57 @@ mod tests {
         assert_eq!(forced("s8[8192,8192]{1,0:T(8,128)(4,1)}", "s8[8192,8192]{1,0}"), streaming);
     }
 
+    /// 2-D transposes whose strips have more rows than a block (`plan::row_block`; in the unit
+    /// tests blocks start at 64 KiB of destination rows): every band walks one block before the
+    /// next, the last block ragged or whole, from a source and into a destination on a line and
+    /// 16 bytes past one, with either stores, whole and in two parts: the element-by-element
+    /// copy's bytes.
+    #[test]
+    fn blocks_of_rows_match_the_reference() {
+        use super::StorePolicy;
+        // Element type, width, rows (source-minor), columns: f64 two blocks of 512 and 76 rows,
+        // two whole blocks; f32 two of 1024 and 52; c128 two of 256 and 88.
+        for (t, width, rows, cols) in
+            [("f64", 8, 1100, 48), ("f64", 8, 1024, 16), ("f32", 4, 2100, 64), ("c128", 16, 600, 8)]
+        {
+            let (a, b): (ShapeBuf, ShapeBuf) = (
+                format!("{t}[{rows},{cols}]{{0,1}}").parse().unwrap(),
+                format!("{t}[{rows},{cols}]{{1,0}}").parse().unwrap(),
+            );
+            let len = rows * cols * width;
+            let input: Vec<u8> = (0..len).map(|k| u8::try_from(k * 7 % 251).unwrap()).collect();
+            let mut expected = vec![0u8; len];
+            for (i, j) in (0..rows).flat_map(|i| (0..cols).map(move |j| (i, j))) {
+                let (s, d) = ((j * rows + i) * width, (i * cols + j) * width);
+                expected[d..d + width].copy_from_slice(&input[s..s + width]);
+            }
+            for policy in [StorePolicy::Cached, StorePolicy::Streaming] {
+                let plan = RelayoutPlan::with_stores(a.as_array().unwrap(), b.as_array().unwrap(), policy).unwrap();
+                for (src_offset, dst_offset) in [(0, 0), (16, 16), (0, 16)] {
+                    let mut placed = vec![0u8; len + 128];
+                    let start = placed.as_ptr().align_offset(64) + src_offset;
+                    placed[start..start + len].copy_from_slice(&input);
+                    let src = &placed[start..start + len];
+                    let mut out = vec![0u8; len + 128];
+                    let at = out.as_ptr().align_offset(64) + dst_offset;
+                    plan.run(src, &mut out[at..at + len]).unwrap();
+                    assert!(
+                        out[at..at + len] == expected[..],
+                        "{t}[{rows},{cols}] {policy:?} +{src_offset} +{dst_offset}"
+                    );
+                    let half = len / 2;
+                    for range in [0..half, half..len] {
+                        let mut part = vec![0u8; range.len() + 128];
+                        let at = part.as_ptr().align_offset(64) + dst_offset;
+                        let n = range.len();
+                        plan.run_range(src, &mut part[at..at + n], range.clone()).unwrap();
+                        assert!(part[at..at + n] == expected[range.clone()], "{t}[{rows},{cols}] part {range:?}");
+                    }
+                }
+            }
+        }
+    }
+
     /// A 3-D rotation whose rows (48 elements) are short: with streaming stores it takes the
     /// source-order walk that asks for the next band's source runs ahead (`Walk::prefetch`),
     /// and its bytes are the element-by-element copy's.

@@ -610,20 +610,29 @@ const WAYS: u64 = 8;
 const LINE_BYTES: u64 = super::stream::LINE as u64;
 
 /// Rows per block of a transpose's strip (`kernel::Walk::run`) of `width`-byte elements with
-/// `rows` rows to walk: every band walks one block before the next block starts. A block is a
-/// page of each source run ([`PAGE_BYTES`] / `width` rows: `f32` 1024) when there are more rows
-/// than that, all of them otherwise. Walked whole by every band, long rows far apart have each
-/// band touch one page of every destination row and come back to it a band later, after all
-/// the others; in blocks, after a block's rows (why that order is faster is not shown: the
-/// project's VM has no hardware counters). On the project's Zen 4 machine
-/// (issue 36, docs/relayout.md "Speed", "Blocks of rows"), buffers in 4 KiB pages, one program,
-/// four alternated processes each: `f32[8192,16384]{0,1}` → `{1,0}` (512 MiB) 168–191 ms →
-/// 133–151, `f32[16384,8192]` 102–137 → 82–110; the 64 MiB transposes (`f32[4096,4096]`,
-/// `f32[8192,2048]`, `u8[8192,8192]`, `bf16[4096,8192]`, `u64[4096,2048]`) within their
-/// spread.
-pub(crate) fn row_block(width: u64, rows: u64) -> u64 {
-    PAGE_BYTES.checked_div(width).filter(|&block| block > 0 && rows > block).unwrap_or(rows)
+/// `rows` rows to walk, `dst_row` bytes apart in the destination: every band walks one block
+/// before the next block starts. A block is a page of each source run ([`PAGE_BYTES`] / `width`
+/// rows: `f32` 1024) when there are more rows than that and they span at least
+/// [`BLOCKED_SPAN`] of destination; all of them otherwise. Walked whole by every band, long
+/// rows far apart have each band touch one page of every destination row and come back to it a
+/// band later, after all the others; in blocks, after a block's rows (why that order is faster
+/// on 4 KiB pages is not shown: the project's VM has no hardware counters). On the project's
+/// Zen 4 machine (issue 36, docs/relayout.md "Speed", "Blocks of rows and far destination
+/// rows"), buffers in 4 KiB pages, one program, four alternated processes each:
+/// `f32[8192,16384]{0,1}` → `{1,0}` (512 MiB) 168–192 ms → 133–158, `f32[16384,8192]` 102–137
+/// → 82–110. At 64 MiB the blocks gained nothing and `u64[2048,4096]` on `Vec`s lost (the
+/// bench, alternated runs: 0.89 → 0.75–0.76 of memcpy twice), hence the span.
+pub(crate) fn row_block(width: u64, rows: u64, dst_row: i64) -> u64 {
+    let span = rows.saturating_mul(dst_row.unsigned_abs());
+    PAGE_BYTES.checked_div(width).filter(|&block| block > 0 && rows > block && span >= BLOCKED_SPAN).unwrap_or(rows)
 }
+
+/// The destination bytes a strip's rows span for [`row_block`] to cut them into blocks: 256
+/// MiB, between the 64 MiB transposes that gained nothing and the 512 MiB ones that gained (none
+/// measured between). 64 KiB in the crate's unit tests, so that
+/// `relayout::tests::blocks_of_rows_match_the_reference` walks blocks on arrays of a few hundred
+/// KiB.
+const BLOCKED_SPAN: u64 = if cfg!(test) { 64 << 10 } else { 256 << 20 };
 
 /// A page of memory, the smallest (4 KiB on x86-64 and most `aarch64` systems).
 const PAGE_BYTES: u64 = 4096;
@@ -657,11 +666,11 @@ pub(crate) const STAGE_AHEAD: u64 = 2;
 ///
 /// A band on a line whose destination rows (`dst_row` bytes apart) are at least
 /// [`FAR_ROWS`] apart while its source rows are closer than that is 512 bytes
-/// ([`FAR_ROWS_BAND_BYTES`]): with 256-byte bands, `f32[8192,16384]{0,1}` → `{1,0}` (512 MiB,
-/// source rows 32 KiB apart, destination rows 64 KiB) on `Vec`s in 4 KiB pages took 139–157 ms
-/// on one thread and 512-byte bands 93–96 (the bench, three alternated runs, issue 36,
-/// docs/relayout.md "Speed", "Wider bands for rows far apart"; on 2 MiB pages 71–72 → 68);
-/// `f32[4096,32768]` (source rows 16 KiB apart, destination 128 KiB) 123–132 → 85–90 in one
+/// ([`FAR_ROWS_BAND_BYTES`]): in blocks of rows ([`row_block`]) with 256-byte bands,
+/// `f32[8192,16384]{0,1}` → `{1,0}` (512 MiB, source rows 32 KiB apart, destination rows 64 KiB)
+/// on `Vec`s in 4 KiB pages took 140–143 ms on one thread, in 512-byte bands 93–119 (median
+/// 96; the bench, three alternated runs, issue 36, docs/relayout.md "Speed", "Blocks of rows
+/// and far destination rows"; on 2 MiB pages no slower); `f32[4096,32768]` (source rows 16 KiB apart, destination 128 KiB) 123–132 → 85–90 in one
 /// program. Source rows 64 KiB apart lost in 512-byte bands whatever the destination's
 /// (`f32[16384,8192]` 83–89 → 160–171 ms, `f32[16384,16384]` 269–272 → 447–453), and rows 16
 /// or 32 KiB apart on both sides gained nothing (`f32[4096,4096]`, `f32[8192,8192]`).

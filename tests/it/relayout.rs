@@ -395,18 +395,6 @@ fn narrowed_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side
     })
 }
 
-/// 2-D transposes with more rows than a block (`plan::row_block`: a page of each source run, 512
-/// rows of `f64`, 256 of `c128`) and destination rows of 2–6 lines, several bands (8 columns
-/// each for these widths): every band walks one block before the next block starts, the last
-/// block's ragged tile-row through the general tiles.
-fn blocked_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
-    let types = prop_oneof![Just(PrimitiveType::F64), Just(PrimitiveType::C128)];
-    (types, 2i64..=6, 1i64..=600).prop_flat_map(|(t, lines, more)| {
-        let width = i64::from(t.byte_width().unwrap());
-        layouts_and_input(t, &[4096 / width + more, 64 / width * lines], &[0, 1], &[1, 0])
-    })
-}
-
 /// Transposes whose strips stage their micro-tiles (`plan::stages`; [`STAGED`]): `u8` and `bf16`
 /// with long source rows (the tiles asking for their source two tile-rows on), and with short
 /// rows whose runs crowd the first-level cache's sets (staged only).
@@ -757,16 +745,6 @@ proptest! {
     #[test]
     fn long_destination_rows_at_any_offset_match_the_reference(
         case in long_line_rows(),
-        offsets in (0usize..64, 0usize..64),
-        cuts in proptest::collection::vec(0usize..=1000, 0..4),
-    ) {
-        at_offset_whole_and_in_parts(case, offsets, &cuts)?;
-    }
-
-    /// The same for more rows than a block of the strip (`plan::row_block`), with several bands.
-    #[test]
-    fn blocks_of_rows_at_any_offset_match_the_reference(
-        case in blocked_rows(),
         offsets in (0usize..64, 0usize..64),
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
