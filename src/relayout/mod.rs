@@ -564,10 +564,14 @@ mod tests {
     fn blocks_of_rows_match_the_reference() {
         use super::StorePolicy;
         // Element type, width, rows (source-minor), columns: f64 two blocks of 512 and 76 rows,
-        // two whole blocks; f32 two of 1024 and 52; c128 two of 256 and 88.
-        for (t, width, rows, cols) in
-            [("f64", 8, 1100, 48), ("f64", 8, 1024, 16), ("f32", 4, 2100, 64), ("c128", 16, 600, 8)]
-        {
+        // two whole blocks; f32 two of 1024 and 52; c128 two of 256 and 88. Under Miri one block
+        // of 256 `c128` rows and 8 more (66 KiB).
+        let cases: &[(&str, usize, usize, usize)] = if cfg!(miri) {
+            &[("c128", 16, 264, 16)]
+        } else {
+            &[("f64", 8, 1100, 48), ("f64", 8, 1024, 16), ("f32", 4, 2100, 64), ("c128", 16, 600, 8)]
+        };
+        for &(t, width, rows, cols) in cases {
             let (a, b): (ShapeBuf, ShapeBuf) = (
                 format!("{t}[{rows},{cols}]{{0,1}}").parse().unwrap(),
                 format!("{t}[{rows},{cols}]{{1,0}}").parse().unwrap(),
@@ -581,7 +585,8 @@ mod tests {
             }
             for policy in [StorePolicy::Cached, StorePolicy::Streaming] {
                 let plan = RelayoutPlan::with_stores(a.as_array().unwrap(), b.as_array().unwrap(), policy).unwrap();
-                for (src_offset, dst_offset) in [(0, 0), (16, 16), (0, 16)] {
+                let offsets: &[(usize, usize)] = if cfg!(miri) { &[(16, 16)] } else { &[(0, 0), (16, 16), (0, 16)] };
+                for &(src_offset, dst_offset) in offsets {
                     let mut placed = vec![0u8; len + 128];
                     let start = placed.as_ptr().align_offset(64) + src_offset;
                     placed[start..start + len].copy_from_slice(&input);
