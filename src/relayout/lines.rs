@@ -234,19 +234,33 @@ pub(crate) const ROW_SLOTS: usize = 32;
 /// nothing is searched and every copy is of whole lanes, so no load waits on a store of another
 /// size (a `Lines` carry built of 48- and 16-byte pieces took `s8` `T(32,128)(4,1)` → row-major
 /// into a `Vec` from 13.5–16.6 ms to 18–21 ms per 64 MiB).
+///
+/// Each slot's carry is a cache line of its own ([`Kept`]): packed 48 bytes apart, the carries
+/// fell wherever the struct did (the stack of the thread that runs the kernel), and bf16
+/// `T(8,128)(2,1)` → row-major at 512 MiB into a `Vec` took 160–210 ms on a rayon worker against
+/// 48–58 on the calling thread, the same code and buffers (memcpy 42–52 ms); aligned, 49–56 on
+/// the worker (`docs/relayout.md`, "Speed").
 pub(crate) struct RowLines {
     /// How many lanes past a line every row starts (1–3); 0: nothing kept yet.
     past: usize,
     /// Where each slot's row continues ([`FREE`]: nothing kept).
     next: [usize; ROW_SLOTS],
     /// Each slot's last `past` lanes, which belong at `next − past · LANE ..`.
-    kept: [[[u8; LANE]; LANES - 1]; ROW_SLOTS],
+    kept: [Kept; ROW_SLOTS],
 }
+
+/// One slot's carried lanes, on a cache line of its own (see [`RowLines`]).
+#[derive(Clone, Copy)]
+#[repr(align(64))]
+struct Kept([[u8; LANE]; LANES - 1]);
+
+/// [`Kept`] fills a line: the alignment above is [`LINE`]'s.
+const _: () = assert!(align_of::<Kept>() == LINE && size_of::<Kept>() == LINE);
 
 impl RowLines {
     /// Nothing kept.
     pub(crate) fn new() -> Self {
-        Self { past: 0, next: [FREE; ROW_SLOTS], kept: [[[0; LANE]; LANES - 1]; ROW_SLOTS] }
+        Self { past: 0, next: [FREE; ROW_SLOTS], kept: [Kept([[0; LANE]; LANES - 1]); ROW_SLOTS] }
     }
 
     /// The lanes past a line of a destination offset `at`: `Some(1 ..= 3)` when [`put`](Self::put)
@@ -286,7 +300,8 @@ impl RowLines {
     #[inline]
     fn put_past<const C: usize>(&mut self, dst: &mut [u8], slot: usize, at: usize, line: &[u8; LINE]) {
         let lanes: &[[u8; LANE]; LANES] = bytemuck::cast_ref(line);
-        let (Some(next), Some(kept)) = (self.next.get_mut(slot), self.kept.get_mut(slot)) else {
+        let (Some(next), Some(kept)) = (self.next.get_mut(slot), self.kept.get_mut(slot).map(|kept| &mut kept.0))
+        else {
             if let Some(to) = line_at(dst, at) {
                 *to = *line;
             }
@@ -321,7 +336,7 @@ impl RowLines {
     /// fence).
     pub(crate) fn finish(&mut self, dst: &mut [u8]) {
         let past = self.past.min(LANES - 1);
-        for (next, kept) in self.next.iter_mut().zip(&self.kept) {
+        for (next, kept) in self.next.iter_mut().zip(self.kept.iter().map(|kept| &kept.0)) {
             write_kept(dst, *next, kept.get(..past).unwrap_or_default());
             *next = FREE;
         }
