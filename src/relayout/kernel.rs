@@ -584,7 +584,7 @@ impl Walk<'_> {
         // Narrow elements' tiles may be staged (`Walk::staged`): their runs copied whole into
         // `staged`, a micro-tile's lines side by side, and the transpose reads them there.
         let staged_tiles = self.staged;
-        let mut staged = <Bytes<N> as Width>::lines();
+        let mut staged = OnLines(<Bytes<N> as Width>::lines());
         // How far along its run a staged tile asks for its source (`plan::STAGE_AHEAD` tile-rows).
         let far = STAGE_AHEAD.saturating_mul(m);
         let mut i: u64 = 0;
@@ -608,7 +608,7 @@ impl Walk<'_> {
                 let (from, to) = (step(si, column, inner.src), step(di, column, inner.dst));
                 let line = |k: usize| at(step(to, len_u64(k), rows.dst));
                 if staged_tiles {
-                    let lines = staged.as_mut();
+                    let lines = staged.0.as_mut();
                     if asks_far {
                         for r in 0..lines.len() {
                             if let Some(offset) = at(step(self.run_offset(from, (column, rows.src), r), far, rows.src))
@@ -622,7 +622,7 @@ impl Walk<'_> {
                     }
                     // Opaque to the optimizer, which would otherwise read the source lines
                     // straight into the transpose again and drop the copy.
-                    let lines: &[[u8; LINE]] = core::hint::black_box(staged.as_ref());
+                    let lines: &[[u8; LINE]] = core::hint::black_box(staged.0.as_ref());
                     let runs = <Bytes<N> as Width>::runs(|r| lines.get(r).unwrap_or(&ZERO_LINE));
                     <Bytes<N> as Width>::whole(&runs, dst, line, self.stores);
                 } else {
@@ -1198,6 +1198,18 @@ pub(crate) trait Width {
     /// The whole tile into `dst`, line `i` at byte `line(i)` (`tile.rs`).
     fn whole(runs: &Self::Runs<'_>, dst: &mut [u8], line: impl Fn(usize) -> Option<usize>, stores: Stores);
 }
+
+/// `T` starting on a cache line: a staged micro-tile ([`Walk::strip`]), whose lines the
+/// transpose reads lane by lane. Left where the compiler put it on the stack, each staged line
+/// could straddle two cache lines; aligned, the staged transposes ran faster in every alternated
+/// bench run (`users`, 64 MiB, one thread, three runs of 3–5 rounds, 2026-11-30): `u8[8192,8192]`
+/// 0.57–0.68 → 0.68–0.76 of memcpy on pages and 0.56–0.59 → 0.63–0.67 on `Vec`s, `bf16[4096,8192]`
+/// 0.73–0.80 → 0.90–0.93 and 0.68–0.76 → 0.79–0.82 (the runs' medians; `docs/relayout.md`,
+/// "Speed"). Only there: aligning every micro-tile's lines ([`micro_tile`]'s too) gained nothing
+/// elsewhere and took the tiled transpose (bf16 `{0,1:T(8,128)(2,1)}`) from 0.95 to 0.81 in its
+/// one run, inside that case's spread between processes (0.61–0.95), so it was not kept.
+#[repr(align(64))]
+struct OnLines<T>(T);
 
 /// The width `N` bytes, as a type.
 pub(crate) struct Bytes<const N: usize>;
