@@ -1201,11 +1201,11 @@ pub(crate) trait Width {
 
 /// `T` starting on a cache line: a staged micro-tile ([`Walk::strip`]), whose lines the
 /// transpose reads lane by lane. Left where the compiler put it on the stack, each staged line
-/// could straddle two cache lines; aligned, the staged transposes ran faster in every alternated
-/// bench run (`users`, 64 MiB, one thread, three runs of 3–5 rounds, 2026-11-30): `u8[8192,8192]`
-/// 0.57–0.68 → 0.68–0.76 of memcpy on pages and 0.56–0.59 → 0.63–0.67 on `Vec`s, `bf16[4096,8192]`
-/// 0.73–0.80 → 0.90–0.93 and 0.68–0.76 → 0.79–0.82 (the runs' medians; `docs/relayout.md`,
-/// "Speed"). Only there: aligning every micro-tile's lines ([`micro_tile`]'s too) gained nothing
+/// could straddle two cache lines; aligned, the staged transposes ran faster in the alternated
+/// bench runs (`users`, 64 MiB, one thread, four runs of 3–5 rounds, 2026-11-30; one tie):
+/// `u8[8192,8192]` 0.57–0.68 → 0.68–0.76 of memcpy on pages and 0.56–0.59 → 0.63–0.67 on `Vec`s,
+/// `bf16[4096,8192]` 0.73–0.82 → 0.82–0.93 and 0.68–0.76 → 0.79–0.82 (the runs' medians;
+/// `docs/relayout.md`, "Speed"). Only there: aligning every micro-tile's lines ([`micro_tile`]'s too) gained nothing
 /// elsewhere and took the tiled transpose (bf16 `{0,1:T(8,128)(2,1)}`) from 0.95 to 0.81 in its
 /// one run, inside that case's spread between processes (0.61–0.95), so it was not kept.
 #[repr(align(64))]

@@ -238,7 +238,7 @@ pub(crate) const ROW_SLOTS: usize = 32;
 /// Each slot's carry is a cache line of its own ([`Kept`]): packed 48 bytes apart, the carries
 /// fell wherever the struct did (the stack of the thread that runs the kernel), and bf16
 /// `T(8,128)(2,1)` → row-major at 512 MiB into a `Vec` took 160–210 ms on a rayon worker against
-/// 48–58 on the calling thread, the same code and buffers (memcpy 42–52 ms); aligned, 49–56 on
+/// 48–58 on the calling thread, the same code and buffers (memcpy 42–52 ms); aligned, 48–56 on
 /// the worker (`docs/relayout.md`, "Speed").
 pub(crate) struct RowLines {
     /// How many lanes past a line every row starts (1–3); 0: nothing kept yet.
