@@ -5,7 +5,7 @@
 //! Offsets are `i64` (strides may be negative); the plan guarantees that every element's offset
 //! is inside its buffer.
 
-use super::lines::{Lines, RowLines};
+use super::lines::{LineAligned, Lines, RowLines};
 use super::plan::{
     AHEAD_LINES, Axis, Order, STAGE_AHEAD, Stores, asks_ahead, band_columns, band_width, bands_ask_ahead, narrowed,
     row_block, short_run, stages,
@@ -582,9 +582,16 @@ impl Walk<'_> {
         let inner = self.pair.1;
         let ragged = whole_tiles_end(j0, j1, m);
         // Narrow elements' tiles may be staged (`Walk::staged`): their runs copied whole into
-        // `staged`, a micro-tile's lines side by side, and the transpose reads them there.
+        // `staged`, a micro-tile's lines side by side on cache lines, and the transpose reads
+        // them there. On lines: the staged transposes ran faster in the alternated bench runs
+        // (`users`, 64 MiB, one thread, four runs of 3–5 rounds, 2026-11-30; one tie), `u8[8192,8192]`
+        // 0.57–0.68 → 0.68–0.76 of memcpy on pages and 0.56–0.59 → 0.63–0.67 on `Vec`s,
+        // `bf16[4096,8192]` 0.73–0.82 → 0.82–0.93 and 0.68–0.76 → 0.79–0.82 (the runs' medians).
+        // Only here: every micro-tile's lines on cache lines (`micro_tile`'s too) gained nothing
+        // elsewhere in those runs, and the tiled transpose moved 0.95 → 0.81, inside its spread
+        // between processes (0.47–0.99).
         let staged_tiles = self.staged;
-        let mut staged = OnLines(<Bytes<N> as Width>::lines());
+        let mut staged = LineAligned(<Bytes<N> as Width>::lines());
         // How far along its run a staged tile asks for its source (`plan::STAGE_AHEAD` tile-rows).
         let far = STAGE_AHEAD.saturating_mul(m);
         let mut i: u64 = 0;
@@ -1198,18 +1205,6 @@ pub(crate) trait Width {
     /// The whole tile into `dst`, line `i` at byte `line(i)` (`tile.rs`).
     fn whole(runs: &Self::Runs<'_>, dst: &mut [u8], line: impl Fn(usize) -> Option<usize>, stores: Stores);
 }
-
-/// `T` starting on a cache line: a staged micro-tile ([`Walk::strip`]), whose lines the
-/// transpose reads lane by lane. Left where the compiler put it on the stack, each staged line
-/// could straddle two cache lines; aligned, the staged transposes ran faster in the alternated
-/// bench runs (`users`, 64 MiB, one thread, four runs of 3–5 rounds, 2026-11-30; one tie):
-/// `u8[8192,8192]` 0.57–0.68 → 0.68–0.76 of memcpy on pages and 0.56–0.59 → 0.63–0.67 on `Vec`s,
-/// `bf16[4096,8192]` 0.73–0.82 → 0.82–0.93 and 0.68–0.76 → 0.79–0.82 (the runs' medians;
-/// `docs/relayout.md`, "Speed"). Only there: aligning every micro-tile's lines ([`micro_tile`]'s too) gained nothing
-/// elsewhere and took the tiled transpose (bf16 `{0,1:T(8,128)(2,1)}`) from 0.95 to 0.81 in its
-/// one run, inside that case's spread between processes (0.61–0.95), so it was not kept.
-#[repr(align(64))]
-struct OnLines<T>(T);
 
 /// The width `N` bytes, as a type.
 pub(crate) struct Bytes<const N: usize>;

@@ -235,8 +235,8 @@ pub(crate) const ROW_SLOTS: usize = 32;
 /// size (a `Lines` carry built of 48- and 16-byte pieces took `s8` `T(32,128)(4,1)` → row-major
 /// into a `Vec` from 13.5–16.6 ms to 18–21 ms per 64 MiB).
 ///
-/// Each slot's carry is a cache line of its own ([`Kept`]): packed 48 bytes apart, the carries
-/// fell wherever the struct did (the stack of the thread that runs the kernel), and bf16
+/// Each slot's carry is a cache line of its own ([`LineAligned`]): packed 48 bytes apart, the
+/// carries fell wherever the struct did (the stack of the thread that runs the kernel), and bf16
 /// `T(8,128)(2,1)` → row-major at 512 MiB into a `Vec` took 160–210 ms on a rayon worker against
 /// 48–58 on the calling thread, the same code and buffers (memcpy 42–52 ms); aligned, 48–56 on
 /// the worker (`docs/relayout.md`, "Speed").
@@ -246,21 +246,24 @@ pub(crate) struct RowLines {
     /// Where each slot's row continues ([`FREE`]: nothing kept).
     next: [usize; ROW_SLOTS],
     /// Each slot's last `past` lanes, which belong at `next − past · LANE ..`.
-    kept: [Kept; ROW_SLOTS],
+    kept: [LineAligned<[[u8; LANE]; LANES - 1]>; ROW_SLOTS],
 }
 
-/// One slot's carried lanes, on a cache line of its own (see [`RowLines`]).
+/// `T` starting on a cache line, and so on lines of its own: each of [`RowLines`]' carries, and
+/// a transpose's staged micro-tile (`kernel::Walk::strip`), whose lines would otherwise fall
+/// wherever the stack frame put them, most across two cache lines (`docs/relayout.md`,
+/// "Speed", "The kernels' own lines on cache lines").
 #[derive(Clone, Copy)]
 #[repr(align(64))]
-struct Kept([[u8; LANE]; LANES - 1]);
+pub(crate) struct LineAligned<T>(pub(crate) T);
 
-/// [`Kept`] fills a line: the alignment above is [`LINE`]'s.
-const _: () = assert!(align_of::<Kept>() == LINE && size_of::<Kept>() == LINE);
+/// The alignment above is [`LINE`]'s (a `repr` takes only a literal).
+const _: () = assert!(align_of::<LineAligned<u8>>() == LINE);
 
 impl RowLines {
     /// Nothing kept.
     pub(crate) fn new() -> Self {
-        Self { past: 0, next: [FREE; ROW_SLOTS], kept: [Kept([[0; LANE]; LANES - 1]); ROW_SLOTS] }
+        Self { past: 0, next: [FREE; ROW_SLOTS], kept: [LineAligned([[0; LANE]; LANES - 1]); ROW_SLOTS] }
     }
 
     /// The lanes past a line of a destination offset `at`: `Some(1 ..= 3)` when [`put`](Self::put)
