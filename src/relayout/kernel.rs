@@ -228,7 +228,9 @@ fn put_line(to: &mut [u8; LINE], from: &[u8; LINE], stores: Stores) {
 /// In [`Order::SourceRuns`] the band is one micro-tile wide (the plan has put the source-minor
 /// axis last among the outer axes). In [`Order::Fused`] the axis before the source-minor one
 /// continues it in the source: the two make one row axis of `extent × extent` rows, cut into
-/// micro-tiles of `M` rows whose destination lines are addressed through both axes.
+/// micro-tiles of `M` rows whose destination lines are addressed through both axes. In
+/// [`Order::FusedColumns`] the axis after the source-minor one continues the innermost axis in the
+/// destination: the two make the micro-tiles' columns ([`Walk::fused_columns`]).
 pub(crate) fn transpose<const N: usize>(
     src: &[u8],
     dst: &mut [u8],
@@ -242,7 +244,7 @@ pub(crate) fn transpose<const N: usize>(
     let Some((&inner, outer)) = axes.split_last() else { return };
     let Some(&minor) = outer.get(src_minor) else { return };
     let band = match order {
-        Order::Bands | Order::Fused => band_width(N as u64),
+        Order::Bands | Order::Fused | Order::FusedColumns => band_width(N as u64),
         Order::SourceRuns => 1,
     };
     // The fused axis, while it still continues the source-minor one (a part of the box,
@@ -253,7 +255,7 @@ pub(crate) fn transpose<const N: usize>(
             .and_then(|p| outer.get(p))
             .filter(|outside| Some(outside.src) == minor.src.checked_mul(crate::memory::extent::to_i64(minor.extent)))
             .copied(),
-        Order::Bands | Order::SourceRuns => None,
+        Order::Bands | Order::SourceRuns | Order::FusedColumns => None,
     };
     let short = short_axis::<N>((minor, inner), fused);
     let ahead = match order {
@@ -261,13 +263,14 @@ pub(crate) fn transpose<const N: usize>(
         Order::Bands if bands_ask_ahead(axes, src_minor, to_i64(len_u64(N))) => {
             Ahead::Columns(AHEAD_LINES.max(<Bytes<N> as Width>::M as u64))
         }
-        Order::SourceRuns | Order::Bands | Order::Fused => Ahead::Off,
+        Order::SourceRuns | Order::Bands | Order::Fused | Order::FusedColumns => Ahead::Off,
     };
     let rows_wrap = short == Short::Neither && src_minor.checked_add(1) == Some(outer.len());
     let wrap = if rows_wrap && wraps::<N>(minor, inner) { lead::<N>(dst, d) } else { 0 };
     let staged = stages(len_u64(N), inner.src, ahead != Ahead::Off);
     let lines = core::cell::RefCell::new(RowLines::new());
-    let walk = Walk { src, pair: (minor, inner), fused, short, band, stores, ahead, wrap, staged, lines };
+    let columns = order == Order::FusedColumns;
+    let walk = Walk { src, pair: (minor, inner), fused, columns, short, band, stores, ahead, wrap, staged, lines };
     walk.run::<N>(dst, outer, src_minor, s, d, Band::default());
     walk.lines.borrow_mut().finish(dst);
     if stores == Stores::Streaming {
@@ -328,6 +331,9 @@ struct Walk<'a> {
     /// [`Order::Fused`]: the axis just outside the source-minor one, which continues it in the
     /// source (its source stride is the source-minor axis's extent in elements).
     fused: Option<Axis>,
+    /// [`Order::FusedColumns`]: the axis after the source-minor one continues the innermost one in
+    /// the destination, and whole tile-rows go through [`Walk::fused_columns`].
+    columns: bool,
     /// Whether one of the pair is a short axis inside a contiguous run.
     short: Short,
     /// Destination-minor columns per band, at least one micro-tile.
@@ -422,7 +428,7 @@ impl Walk<'_> {
             // (unless the rows wrap, `Walk::wrap`: then every row's first columns end the row
             // before it, and only the first row's are moved on their own).
             let lead = match (self.short, self.wrap) {
-                (Short::Neither, 0) => lead::<N>(dst, d),
+                (Short::Neither, 0) if !self.columns => lead::<N>(dst, d),
                 _ => 0,
             };
             if self.wrap > 0 && stepped {
@@ -467,7 +473,12 @@ impl Walk<'_> {
                         let (s, d, first) =
                             if stepped { (step(s, i, axis.src), step(d, i, axis.dst), 0) } else { (s, d, i) };
                         let last = i.saturating_add(rows) >= total;
-                        self.run::<N>(dst, after, next, s, d, Band { first, rows, j0, j1, last });
+                        let whole = self.columns && stepped && rows == m && (j0, j1) == (0, inner);
+                        if !(whole
+                            && after.first().is_some_and(|&outside| self.fused_columns::<N>(dst, (s, d), outside)))
+                        {
+                            self.run::<N>(dst, after, next, s, d, Band { first, rows, j0, j1, last });
+                        }
                         i = i.wrapping_add(per);
                     }
                     j0 = j1;
@@ -713,6 +724,59 @@ impl Walk<'_> {
             i = i.wrapping_add(m);
         }
         Some(i)
+    }
+
+    /// One tile-row of [`Order::FusedColumns`] (at `(s, d)`, `M` rows of the source-minor axis):
+    /// the innermost axis (extent `e`) and `outside`, which continues it in the destination, make
+    /// `e × outside.extent` contiguous destination columns, cut into micro-tiles of `M`; column
+    /// `c` is element `c mod e` of the innermost axis and `c div e` of `outside`, its run (`M`
+    /// elements along the source-minor axis) wherever the two axes put it in the source. Each
+    /// micro-tile stores `M` whole destination lines; into a destination whose lines start whole
+    /// lanes past a cache line (a `Vec`, a numpy array) through the walk's [`RowLines`], one slot
+    /// per line of a tile, or one for all when each tile is one destination run (the lines of
+    /// a tile one line apart, one tile per row), so that the lines of consecutive tiles complete
+    /// each other and stream whole. Returns `false`, having written nothing, when `outside` does
+    /// not continue the innermost axis in whole micro-tiles (a part of the box, `run_range`, may
+    /// have cut it).
+    fn fused_columns<const N: usize>(&self, dst: &mut [u8], (s, d): (i64, i64), outside: Axis) -> bool
+    where
+        Bytes<N>: Width,
+    {
+        let m = <Bytes<N> as Width>::M as u64;
+        let (minor, inner) = self.pair;
+        let columns = inner.extent.saturating_mul(outside.extent);
+        if inner.extent == 0 || outside.dst != step(0, inner.extent, inner.dst) || columns.checked_rem(m) != Some(0) {
+            return false;
+        }
+        let line = to_i64(len_u64(LINE));
+        let carried = self.stores == Stores::Streaming && minor.dst.checked_rem(line) == Some(0);
+        let one_run = columns == m && minor.dst == line;
+        let mut c0 = 0;
+        while c0 < columns {
+            let runs = <Bytes<N> as Width>::runs(|r| {
+                let column = c0.saturating_add(len_u64(r));
+                let (along, within) =
+                    (column.checked_div(inner.extent).unwrap_or(0), column.checked_rem(inner.extent).unwrap_or(0));
+                at(step(step(s, along, outside.src), within, inner.src))
+                    .and_then(|f| src_line(self.src, f))
+                    .unwrap_or(&ZERO_LINE)
+            });
+            let to = step(d, c0, inner.dst);
+            match at(to).and_then(|t| RowLines::lanes_past(dst, t)) {
+                Some(past) if carried => {
+                    let mut lines = self.lines.borrow_mut();
+                    lines.begin(dst, past);
+                    <Bytes<N> as Width>::transpose(&runs, |k, piece| {
+                        if let Some(t) = at(step(to, len_u64(k), minor.dst)) {
+                            lines.put(dst, if one_run { 0 } else { k }, t, piece);
+                        }
+                    });
+                }
+                _ => <Bytes<N> as Width>::whole(&runs, dst, |k| at(step(to, len_u64(k), minor.dst)), self.stores),
+            }
+            c0 = c0.saturating_add(m);
+        }
+        true
     }
 
     /// [`strip`](Self::strip) for fused rows ([`Order::Fused`]; the tiled transpose

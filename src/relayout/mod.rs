@@ -480,6 +480,12 @@ mod tests {
             kernels(&plan("f32[2,3,64,4,4]{4,3,2,1,0}", "f32[2,3,64,4,4]{2,4,1,3,0}")),
             [Kernel::Transpose { src_minor: 3, order: Order::Fused }]
         );
+        // The way back: the short innermost axis (4) continued in the destination by the next
+        // one (4), the two the micro-tile's 16 columns.
+        assert_eq!(
+            kernels(&plan("f32[2,3,64,4,4]{2,4,1,3,0}", "f32[2,3,64,4,4]{4,3,2,1,0}")),
+            [Kernel::Transpose { src_minor: 2, order: Order::FusedColumns }]
+        );
         // The minor dimension kept: rows.
         assert_eq!(kernels(&plan("f32[2,3,4,5]{3,2,1,0}", "f32[2,3,4,5]{3,1,2,0}")), [Kernel::Rows]);
         // Whole tiles move as rows of 128 elements.

@@ -113,6 +113,12 @@ pub(crate) enum Order {
     /// (its source stride is the source-minor extent in elements), so a micro-tile reads whole
     /// source lines and writes up to `M` destination lines addressed through both axes.
     Fused,
+    /// Bands, with the axis just after `src_minor` fused into the micro-tile's columns: the
+    /// innermost axis is shorter than a micro-tile and that axis continues it in the destination
+    /// (its destination stride is the innermost extent in elements), the two together whole
+    /// micro-tiles of columns, so a micro-tile reads `M` source lines wherever the two axes put
+    /// them and writes whole destination lines ([`fuse_columns`]).
+    FusedColumns,
 }
 
 /// How the byte kernels write whole destination lines.
@@ -201,6 +207,12 @@ impl Strategy {
                              the micro-tile's rows) and the innermost axis, 64-byte micro-tiles in bands of {}",
                             src_minor.wrapping_sub(1),
                             band_text(block, src_minor, src_minor.checked_sub(1))
+                        ),
+                        Kernel::Transpose { src_minor, order: Order::FusedColumns } => format!(
+                            "transpose of axis {src_minor} (source-minor) and the innermost axis fused with axis {} \
+                             (together contiguous in the destination, the micro-tile's columns), 64-byte micro-tiles \
+                             storing whole destination lines",
+                            src_minor.wrapping_add(1)
                         ),
                         Kernel::Transpose { src_minor, order: Order::SourceRuns } => format!(
                             "transpose of axis {src_minor} (source-minor) and the innermost axis, 64-byte micro-tiles \
@@ -421,9 +433,50 @@ fn transpose(axes: &mut Vec<Axis>, src_minor: usize, width: i64, stores: Stores)
         let src_minor = axes.iter().position(|a| a.src == width).unwrap_or(src_minor);
         return Kernel::Transpose { src_minor, order: Order::Bands };
     }
+    if let Some(src_minor) = fuse_columns(axes, src_minor, width) {
+        return Kernel::Transpose { src_minor, order: Order::FusedColumns };
+    }
     fuse(axes, src_minor, width).map_or(Kernel::Transpose { src_minor, order: Order::Bands }, |src_minor| {
         Kernel::Transpose { src_minor, order: Order::Fused }
     })
+}
+
+/// [`Order::FusedColumns`]: when the innermost axis is shorter than a micro-tile (`M` elements,
+/// one [`LINE`](super::stream::LINE)), another outer axis than the source-minor one continues it
+/// in the destination (destination stride = its extent × `width`), their extents' product is a
+/// whole number of micro-tiles, and the source-minor axis spans at least one micro-tile and steps
+/// past the fused columns in the destination: moves the source-minor axis and that axis just
+/// before the innermost one, in that order, and returns the source-minor axis's new position.
+///
+/// `f32[128,128,64,4,4]{2,4,1,3,0}` → row-major is the case: its innermost axis has 4 elements,
+/// so each micro-tile of the plain transpose stored 16-byte pieces of 16 lines, each line
+/// completed by three other micro-tiles a source plane away (0.16–0.26 of memcpy); fused with the
+/// axis outside it (4 more, 16 bytes apart in the destination), a micro-tile stores 16 whole
+/// lines, 1 KiB in a row (`docs/relayout.md`, "Speed").
+fn fuse_columns(axes: &mut Vec<Axis>, src_minor: usize, width: i64) -> Option<usize> {
+    let line = i64::try_from(super::stream::LINE).ok()?;
+    let tile = u64::try_from(line.checked_div(width)?).ok()?;
+    let minor = *axes.get(src_minor)?;
+    let inner = *axes.last()?;
+    let span = i64::try_from(inner.extent).ok()?.checked_mul(width)?;
+    if inner.extent >= tile || minor.extent < tile {
+        return None;
+    }
+    let last = axes.len().checked_sub(1)?;
+    let outside = axes.iter().enumerate().position(|(k, a)| k != src_minor && k != last && a.dst == span)?;
+    let columns = axes.get(outside)?.extent.checked_mul(inner.extent)?;
+    let columns_bytes = i64::try_from(columns).ok()?.checked_mul(width)?;
+    if columns.checked_rem(tile) != Some(0) || minor.dst < columns_bytes {
+        return None;
+    }
+    let partner = axes.remove(outside);
+    // Removing an axis before the source-minor one moves it one place in.
+    let minor_at = if outside < src_minor { src_minor.checked_sub(1)? } else { src_minor };
+    let minor = axes.remove(minor_at);
+    let at = axes.len().checked_sub(1)?;
+    axes.insert(at, partner);
+    axes.insert(at, minor);
+    Some(at)
 }
 
 /// Rows of 2 to 16 bytes (a power of two: the innermost axis contiguous on both sides) whose

@@ -125,6 +125,10 @@ fn without(kernel: Kernel, p: usize, len: usize) -> Kernel {
         Kernel::Transpose { src_minor, order: Order::Fused } if p.wrapping_add(1) == src_minor => {
             Kernel::Transpose { src_minor: p, order: Order::Bands }
         }
+        // The axis fused into the columns fixed: a plain transpose.
+        Kernel::Transpose { src_minor, order: Order::FusedColumns } if p == src_minor.wrapping_add(1) => {
+            Kernel::Transpose { src_minor, order: Order::Bands }
+        }
         Kernel::Transpose { src_minor, order } if p < src_minor => {
             Kernel::Transpose { src_minor: src_minor.wrapping_sub(1), order }
         }

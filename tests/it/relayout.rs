@@ -442,6 +442,22 @@ fn fused_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Si
         .prop_filter("a fused transpose", |(_, _, a, b, _)| a.plan_with(b).unwrap().explain().contains("fused"))
 }
 
+/// Transposes whose columns are fused (the inverse of the bench's r5): row-major `[a, b, m, s,
+/// t]` from `{2,4,1,3,0}`, `m` the source-minor axis (a micro-tile of rows or more, ragged or
+/// not), `t` shorter than a micro-tile and `s` continuing it in the destination, the two one or
+/// two micro-tiles of columns (one destination run per tile, or a slot per line).
+fn fused_column_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let types = prop_oneof![Just(PrimitiveType::U8), Just(PrimitiveType::BF16), Just(PrimitiveType::F32)];
+    (types, 1i64..=3, 1i64..=2, 1i64..=2, 0i64..=1, 0u32..=2, 1i64..=2)
+        .prop_flat_map(|(t, a, b, lines, ragged, short, tiles)| {
+            let m = 64 / i64::from(t.byte_width().unwrap());
+            let inner = [2, 4, 8][short as usize];
+            let dims = vec![a, b, m * lines + ragged * (m / 2 + 1), m * tiles / inner, inner];
+            texts(t, &dims, ("{2,4,1,3,0}", "{4,3,2,1,0}")).unwrap()
+        })
+        .prop_filter("fused columns", |(_, _, a, b, _)| a.plan_with(b).unwrap().explain().contains("fused with axis"))
+}
+
 /// A case from two layout texts of `t[dims]` (`None` when either does not parse), with a
 /// source's worth of random bytes.
 /// A relayout case: type, dimensions, the two sides and a source's bytes.
@@ -756,6 +772,18 @@ proptest! {
     #[test]
     fn fused_destinations_at_any_offset_match_the_reference(
         case in fused_line_rows(),
+        offsets in (0usize..64, 0usize..64),
+        cuts in proptest::collection::vec(0usize..=1000, 0..4),
+    ) {
+        at_offset_whole_and_in_parts(case, offsets, &cuts)?;
+    }
+
+    /// The same for transposes whose short innermost axis is fused with the one outside it into
+    /// the micro-tiles' columns: whole destination lines, streamed whole through the carries
+    /// where the destination is off a line, and the parts that cut the fused axis.
+    #[test]
+    fn fused_columns_at_any_offset_match_the_reference(
+        case in fused_column_rows(),
         offsets in (0usize..64, 0usize..64),
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
