@@ -658,6 +658,9 @@ const USER_CASES: &[(&str, &str, [&str; 2], &str, &str)] = &[
     ("nchw_nhwc", "f32", ["[16,64,128,128]", "[1,64,16,32]"], "{3,2,1,0}", "{1,3,2,0}"),
     ("r4", "f32", ["[64,64,64,64]", "[2,16,16,64]"], "{3,2,1,0}", "{3,1,2,0}"),
     ("r5", "f32", ["[128,128,64,4,4]", "[4,16,32,4,4]"], "{4,3,2,1,0}", "{2,4,1,3,0}"),
+    // r5's way back to row-major: a short innermost axis (4) continued in the destination by the
+    // next (4), fused into the micro-tiles' columns.
+    ("r5_back", "f32", ["[128,128,64,4,4]", "[4,16,32,4,4]"], "{2,4,1,3,0}", "{4,3,2,1,0}"),
     // Source rows 32 KiB apart: bands narrowed to 32 columns on `Vec`s, 64 on pages
     // (`plan::band_columns`; t2d's rows, 16 KiB apart, narrow too).
     ("t2d_tall", "f32", ["[8192,2048]", "[256,128]"], "{0,1}", "{1,0}"),

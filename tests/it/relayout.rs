@@ -448,7 +448,7 @@ fn fused_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Si
 /// two micro-tiles of columns (one destination run per tile, or a slot per line).
 fn fused_column_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
     let types = prop_oneof![Just(PrimitiveType::U8), Just(PrimitiveType::BF16), Just(PrimitiveType::F32)];
-    (types, 1i64..=3, 1i64..=2, 1i64..=2, 0i64..=1, 0u32..=2, 1i64..=2)
+    (types, 1i64..=outer(4).max(1), 1i64..=2, 1i64..=2, 0i64..=1, 0u32..=2, 1i64..=2)
         .prop_flat_map(|(t, a, b, lines, ragged, short, tiles)| {
             let m = 64 / i64::from(t.byte_width().unwrap());
             let inner = [2, 4, 8][short as usize];
