@@ -433,12 +433,25 @@ fn transpose(axes: &mut Vec<Axis>, src_minor: usize, width: i64, stores: Stores)
         let src_minor = axes.iter().position(|a| a.src == width).unwrap_or(src_minor);
         return Kernel::Transpose { src_minor, order: Order::Bands };
     }
-    if let Some(src_minor) = fuse_columns(axes, src_minor, width) {
-        return Kernel::Transpose { src_minor, order: Order::FusedColumns };
+    let (src_minor, order) = if let Some(src_minor) = fuse_columns(axes, src_minor, width) {
+        (src_minor, Order::FusedColumns)
+    } else if let Some(src_minor) = fuse(axes, src_minor, width) {
+        (src_minor, Order::Fused)
+    } else {
+        return Kernel::Transpose { src_minor, order: Order::Bands };
+    };
+    // Streamed, the fused transposes visit the axes outside their three in source order
+    // (largest source stride first), as the source-order walk does: whole lines go out in any
+    // order, and the source is read in runs instead of in passes. `f32[128,64,32,16,4]`
+    // row-major → `{1,3,0,2,4}` (fused rows) 0.32 → 0.80–0.86 of memcpy on a page, `{2,0,1,3,4}`
+    // → row-major (fused columns) 0.22 → 0.61–0.63 (one program; `docs/relayout.md`, "Speed").
+    let others = if order == Order::Fused { src_minor.saturating_sub(1) } else { src_minor };
+    if stores == Stores::Streaming
+        && let Some(outer) = axes.get_mut(..others)
+    {
+        outer.sort_by_key(|a| core::cmp::Reverse(a.src.unsigned_abs()));
     }
-    fuse(axes, src_minor, width).map_or(Kernel::Transpose { src_minor, order: Order::Bands }, |src_minor| {
-        Kernel::Transpose { src_minor, order: Order::Fused }
-    })
+    Kernel::Transpose { src_minor, order }
 }
 
 /// [`Order::FusedColumns`]: when the innermost axis is shorter than a micro-tile (`M` elements,
@@ -876,8 +889,8 @@ const PREFETCH_BAND_BYTES: u64 = 32 << 10;
 
 /// [`Order::Fused`]: when the source-minor axis is shorter than a micro-tile (`M` elements, one
 /// [`LINE`](super::stream::LINE)) and another outer axis continues it in the source (source
-/// stride = its extent × `width`), moves that axis just before the source-minor one and returns
-/// the source-minor axis's new position. Not when the innermost axis is itself the continuation
+/// stride = its extent × `width`), moves that axis and then the source-minor one just before the
+/// innermost axis and returns the source-minor axis's new position. Not when the innermost axis is itself the continuation
 /// (the deinterleaving path) or shorter than a micro-tile (the interleaving path).
 fn fuse(axes: &mut Vec<Axis>, src_minor: usize, width: i64) -> Option<usize> {
     let line = i64::try_from(super::stream::LINE).ok()?;
@@ -891,11 +904,20 @@ fn fuse(axes: &mut Vec<Axis>, src_minor: usize, width: i64) -> Option<usize> {
     let last = axes.len().checked_sub(1)?;
     let outside = axes.iter().enumerate().position(|(k, a)| k != src_minor && k != last && a.src == span)?;
     axes.get(outside)?.extent.checked_mul(minor.extent)?;
+    // The pair goes innermost among the outer axes, the source-minor one last: each combination
+    // of the other axes then moves all its fused rows, whole runs of the source, before the
+    // next. Where the pair stayed where the destination's order put it, a source-minor axis
+    // major in the destination made the pair outermost, and each tile-row of fused rows swept
+    // the whole source for a quarter of its lines (`f32[128,64,32,16,4]` row-major →
+    // `{1,3,0,2,4}`: 0.10–0.13 of memcpy; `docs/relayout.md`, "Speed").
     let partner = axes.remove(outside);
     // Removing an axis before the source-minor one moves it one place in.
     let minor_at = if outside < src_minor { src_minor.checked_sub(1)? } else { src_minor };
-    axes.insert(minor_at, partner);
-    minor_at.checked_add(1)
+    let minor = axes.remove(minor_at);
+    let at = axes.len().checked_sub(1)?;
+    axes.insert(at, minor);
+    axes.insert(at, partner);
+    at.checked_add(1)
 }
 
 /// Normalizes a box in bits and picks its kernel.

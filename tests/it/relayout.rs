@@ -448,14 +448,33 @@ fn fused_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Si
 /// two micro-tiles of columns (one destination run per tile, or a slot per line).
 fn fused_column_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
     let types = prop_oneof![Just(PrimitiveType::U8), Just(PrimitiveType::BF16), Just(PrimitiveType::F32)];
-    (types, 1i64..=outer(4).max(1), 1i64..=2, 1i64..=2, 0i64..=1, 0u32..=2, 1i64..=2)
-        .prop_flat_map(|(t, a, b, lines, ragged, short, tiles)| {
+    (types, 1i64..=outer(4).max(1), 1i64..=2, 1i64..=2, 0i64..=1, 0u32..=2, 1i64..=2, 0usize..6)
+        .prop_flat_map(|(t, a, b, lines, ragged, short, tiles, order)| {
             let m = 64 / i64::from(t.byte_width().unwrap());
             let inner = [2, 4, 8][short as usize];
             let dims = vec![a, b, m * lines + ragged * (m / 2 + 1), m * tiles / inner, inner];
-            texts(t, &dims, ("{2,4,1,3,0}", "{4,3,2,1,0}")).unwrap()
+            // The source's other three dimensions in any order (the plan visits them in source
+            // order when it streams).
+            let from = ["{2,4,1,3,0}", "{2,4,3,1,0}", "{2,0,1,3,4}", "{2,1,0,3,4}", "{2,3,4,0,1}", "{2,3,0,4,1}"];
+            texts(t, &dims, (from[order], "{4,3,2,1,0}")).unwrap()
         })
         .prop_filter("fused columns", |(_, _, a, b, _)| a.plan_with(b).unwrap().explain().contains("fused with axis"))
+}
+
+/// Fused transposes whose source-minor axis is major in the destination (the plan moves the
+/// fused pair innermost among the outer axes): row-major `[q, r, s, t]`, `t` short and `s`
+/// continuing it in the source, `r` (whole lines or a ragged end) innermost in the destination
+/// and the other three in any order.
+fn fused_rows_in_any_order() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let types = prop_oneof![Just(PrimitiveType::U8), Just(PrimitiveType::BF16), Just(PrimitiveType::F32)];
+    (types, 1i64..=outer(8).max(2), 1i64..=2, 0i64..=1, 1i64..=4, 2i64..=5, 0usize..6)
+        .prop_flat_map(|(t, q, lines, ragged, s, short, order)| {
+            let line = 64 / i64::from(t.byte_width().unwrap());
+            let dims = vec![q, line * lines + ragged * 3, s, short];
+            let to = ["{1,3,2,0}", "{1,3,0,2}", "{1,2,3,0}", "{1,2,0,3}", "{1,0,3,2}", "{1,0,2,3}"];
+            texts(t, &dims, ("{3,2,1,0}", to[order])).unwrap()
+        })
+        .prop_filter("a fused transpose", |(_, _, a, b, _)| a.plan_with(b).unwrap().explain().contains("(fused"))
 }
 
 /// A case from two layout texts of `t[dims]` (`None` when either does not parse), with a
@@ -784,6 +803,17 @@ proptest! {
     #[test]
     fn fused_columns_at_any_offset_match_the_reference(
         case in fused_column_rows(),
+        offsets in (0usize..64, 0usize..64),
+        cuts in proptest::collection::vec(0usize..=1000, 0..4),
+    ) {
+        at_offset_whole_and_in_parts(case, offsets, &cuts)?;
+    }
+
+    /// The same for fused rows whose pair the plan moved innermost, the other axes in source
+    /// order.
+    #[test]
+    fn fused_rows_in_any_order_match_the_reference(
+        case in fused_rows_in_any_order(),
         offsets in (0usize..64, 0usize..64),
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
