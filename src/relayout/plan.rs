@@ -435,7 +435,7 @@ fn transpose(axes: &mut Vec<Axis>, src_minor: usize, width: i64, stores: Stores)
     }
     let (src_minor, order) = if let Some(src_minor) = fuse_columns(axes, src_minor, width) {
         (src_minor, Order::FusedColumns)
-    } else if let Some(src_minor) = fuse(axes, src_minor, width) {
+    } else if let Some(src_minor) = fuse(axes, src_minor, width, stores) {
         (src_minor, Order::Fused)
     } else {
         return Kernel::Transpose { src_minor, order: Order::Bands };
@@ -887,18 +887,27 @@ fn ahead_text(block: &Block, src_minor: usize) -> String {
 /// on one thread), 64 no faster.
 const PREFETCH_BAND_BYTES: u64 = 32 << 10;
 
-/// [`Order::Fused`]: when the source-minor axis is shorter than a micro-tile (`M` elements, one
-/// [`LINE`](super::stream::LINE)) and another outer axis continues it in the source (source
-/// stride = its extent × `width`), moves that axis and then the source-minor one just before the
-/// innermost axis and returns the source-minor axis's new position. Not when the innermost axis is itself the continuation
-/// (the deinterleaving path) or shorter than a micro-tile (the interleaving path).
-fn fuse(axes: &mut Vec<Axis>, src_minor: usize, width: i64) -> Option<usize> {
+/// [`Order::Fused`]: when another outer axis continues the source-minor axis in the source
+/// (source stride = its extent × `width`), moves that axis and then the source-minor one just
+/// before the innermost axis and returns the source-minor axis's new position. Not when the
+/// innermost axis is itself the continuation (the deinterleaving path) or shorter than a
+/// micro-tile (`M` elements, one [`LINE`](super::stream::LINE): the interleaving path).
+///
+/// The source-minor axis may be short (`[128,128,64,4,4]` → `{2,4,1,3,0}`, the bench's r5: 4
+/// elements, fused rows fill whole micro-tiles) or, streamed, long: `f32[128,64,32,16,4]{0,1,4,3,2}` →
+/// row-major, whose source-minor axis (128) the next one continues, had each tile-row of a plain
+/// transpose read 64 bytes of every 512-byte source run, 0.15 of memcpy on `Vec`s; fused, 0.65
+/// (`docs/relayout.md`, "Speed").
+fn fuse(axes: &mut Vec<Axis>, src_minor: usize, width: i64, stores: Stores) -> Option<usize> {
     let line = i64::try_from(super::stream::LINE).ok()?;
     let tile = u64::try_from(line.checked_div(width)?).ok()?;
     let minor = *axes.get(src_minor)?;
     let inner = *axes.last()?;
     let span = i64::try_from(minor.extent).ok()?.checked_mul(width)?;
-    if minor.extent >= tile || inner.extent < tile || inner.src == span {
+    // A long source-minor axis only when the plan streams: its reason is the source read in
+    // runs, as the other axes' source order (below, `transpose`); ordinary stores keep the
+    // destination's order (and `u8` and bf16 their staged strips, `Walk::strip`).
+    if (minor.extent >= tile && stores != Stores::Streaming) || inner.extent < tile || inner.src == span {
         return None;
     }
     let last = axes.len().checked_sub(1)?;

@@ -463,15 +463,17 @@ fn fused_column_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, 
 }
 
 /// Fused transposes whose source-minor axis is major in the destination (the plan moves the
-/// fused pair innermost among the outer axes): row-major `[q, r, s, t]`, `t` short and `s`
-/// continuing it in the source, `r` (whole lines or a ragged end) innermost in the destination
-/// and the other three in any order.
+/// fused pair innermost among the outer axes): row-major `[q, r, s, t]`, `t` short or long and
+/// `s` continuing it in the source, `r` (whole lines or a ragged end) innermost in the
+/// destination and the other three in any order.
 fn fused_rows_in_any_order() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
     let types = prop_oneof![Just(PrimitiveType::U8), Just(PrimitiveType::BF16), Just(PrimitiveType::F32)];
-    (types, 1i64..=outer(8).max(2), 1i64..=if cfg!(miri) { 1 } else { 2 }, 0i64..=1, 1i64..=4, 2i64..=5, 0usize..6)
-        .prop_flat_map(|(t, q, lines, ragged, s, short, order)| {
+    (types, 1i64..=outer(8).max(2), 1i64..=if cfg!(miri) { 1 } else { 2 }, 0i64..=1, 1i64..=4, 0usize..6, 0usize..6)
+        .prop_flat_map(|(t, q, lines, ragged, s, minor, order)| {
             let line = 64 / i64::from(t.byte_width().unwrap());
-            let dims = vec![q, line * lines + ragged * 3, s, short];
+            // Short source-minor axes, and long ones (a micro-tile of rows or more, ragged or not).
+            let minor = [2, 3, 5, line, line + 3, 2 * line + 1][minor];
+            let dims = vec![q, line * lines + ragged * 3, s, minor];
             let to = ["{1,3,2,0}", "{1,3,0,2}", "{1,2,3,0}", "{1,2,0,3}", "{1,0,3,2}", "{1,0,2,3}"];
             texts(t, &dims, ("{3,2,1,0}", to[order])).unwrap()
         })
