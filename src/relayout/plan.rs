@@ -482,13 +482,23 @@ fn fuse_columns(axes: &mut Vec<Axis>, src_minor: usize, width: i64) -> Option<us
     if columns.checked_rem(tile) != Some(0) || minor.dst < columns_bytes {
         return None;
     }
-    let partner = axes.remove(outside);
-    // Removing an axis before the source-minor one moves it one place in.
-    let minor_at = if outside < src_minor { src_minor.checked_sub(1)? } else { src_minor };
-    let minor = axes.remove(minor_at);
+    // The source-minor axis, then the continuing one, just outside the innermost.
+    move_before_innermost(axes, (src_minor, outside))
+}
+
+/// Moves the outer axes `first` and `second` (two different indices, neither the innermost
+/// axis) to just before the innermost axis, in that order, the others keeping theirs; returns
+/// `first`'s new position. The fused orders' one way of putting their pair innermost
+/// ([`fuse`], [`fuse_columns`]).
+fn move_before_innermost(axes: &mut Vec<Axis>, (first, second): (usize, usize)) -> Option<usize> {
+    let a = *axes.get(first)?;
+    let b = *axes.get(second)?;
+    let (high, low) = if first > second { (first, second) } else { (second, first) };
+    axes.remove(high);
+    axes.remove(low);
     let at = axes.len().checked_sub(1)?;
-    axes.insert(at, partner);
-    axes.insert(at, minor);
+    axes.insert(at, b);
+    axes.insert(at, a);
     Some(at)
 }
 
@@ -919,14 +929,7 @@ fn fuse(axes: &mut Vec<Axis>, src_minor: usize, width: i64, stores: Stores) -> O
     // major in the destination made the pair outermost, and each tile-row of fused rows swept
     // the whole source for a quarter of its lines (`f32[128,64,32,16,4]` row-major →
     // `{1,3,0,2,4}`: 0.10–0.13 of memcpy; `docs/relayout.md`, "Speed").
-    let partner = axes.remove(outside);
-    // Removing an axis before the source-minor one moves it one place in.
-    let minor_at = if outside < src_minor { src_minor.checked_sub(1)? } else { src_minor };
-    let minor = axes.remove(minor_at);
-    let at = axes.len().checked_sub(1)?;
-    axes.insert(at, minor);
-    axes.insert(at, partner);
-    at.checked_add(1)
+    move_before_innermost(axes, (outside, src_minor))?.checked_add(1)
 }
 
 /// Normalizes a box in bits and picks its kernel.
