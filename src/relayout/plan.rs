@@ -424,10 +424,11 @@ fn transpose(axes: &mut Vec<Axis>, src_minor: usize, width: i64, stores: Stores)
         // end (a bf16 `(2,1)` tile row by tile row) where destination order would read
         // it in strided passes.
         // Streamed, an interleave keeps destination order instead: its runs then follow
-        // each other, so that whole lines stream at any alignment (`lines.rs`).
+        // each other, so that whole lines stream at any alignment (`lines.rs`); unless one
+        // pass of the axis outside its rows reads too many source pages ([`crosses_pages`]).
         let last = axes.len().saturating_sub(1);
-        let deinterleaves = deinterleaves(axes, src_minor, width);
-        if let Some(outer) = axes.get_mut(..last).filter(|_| deinterleaves || stores == Stores::Plain) {
+        let source_order = deinterleaves(axes, src_minor, width) || stores == Stores::Plain || crosses_pages(axes);
+        if let Some(outer) = axes.get_mut(..last).filter(|_| source_order) {
             outer.sort_by_key(|a| core::cmp::Reverse(a.src.unsigned_abs()));
         }
         let src_minor = axes.iter().position(|a| a.src == width).unwrap_or(src_minor);
@@ -816,6 +817,30 @@ fn interleaving(axes: &[Axis], src_minor: usize, width: i64) -> bool {
     deinterleaves(axes, src_minor, width) || short_run(inner, (inner.dst, minor.dst), width)
 }
 
+/// Whether an interleave's walk in destination order (`axes`: the innermost axis, the row axis
+/// before it, the axis that steps the runs before that) reads more than [`PASS_PAGES`] source
+/// pages in one pass of that step axis: each of the innermost axis's source rows, one page per step
+/// (or fewer when steps share a page). Then it walks the source in order instead: from
+/// `f32[64,2048,16,8]{2,0,1,3}` → row-major (8 rows × 2048 steps a page apart: 16 384 pages a
+/// pass, each read for one line and left until the next pass), 0.30–0.53 of memcpy in destination
+/// order, 0.76–0.80 in source order; with 64 steps (512 pages) the destination's order was as fast
+/// or faster (`docs/relayout.md`, "Speed").
+fn crosses_pages(axes: &[Axis]) -> bool {
+    let (Some(inner), Some(step)) = (axes.last(), axes.len().checked_sub(3).and_then(|k| axes.get(k))) else {
+        return false;
+    };
+    let per_row = step.extent.saturating_mul(step.src.unsigned_abs()).div_ceil(PAGE).min(step.extent);
+    per_row.saturating_mul(inner.extent) > PASS_PAGES
+}
+
+/// A page of the source, for [`crosses_pages`] (4 KiB: where large pages back a buffer, fewer are read).
+const PAGE: u64 = 4096;
+
+/// The most source pages one pass of a streamed interleave's step axis reads in destination
+/// order ([`crosses_pages`]): between the 512 measured as fast and the 2048 measured as slow, a
+/// third of the Zen 4's second-level TLB (3072 entries).
+const PASS_PAGES: u64 = 1024;
+
 /// Whether a transpose of `axes` deinterleaves ([`interleaving`]'s source side): its
 /// source-minor axis is short and the innermost axis continues it in the source ([`short_run`]).
 fn deinterleaves(axes: &[Axis], src_minor: usize, width: i64) -> bool {
@@ -1175,8 +1200,31 @@ fn boxes(
 
 #[cfg(test)]
 mod tests {
-    use super::{Axis, crowds_sets, normalize};
+    use super::{Axis, Kernel, Order, Stores, crosses_pages, crowds_sets, normalize, transpose};
     use proptest::prelude::*;
+
+    /// A streamed interleave keeps the destination's order unless one pass of its step axis reads
+    /// more than `PASS_PAGES` source pages; with ordinary stores it walks the source in order.
+    #[test]
+    fn interleaves_crossing_many_pages_walk_the_source_in_order() {
+        let ax = |extent, src, dst| Axis { extent, src, dst };
+        // `f32[64,2048,16,8]{2,0,1,3}` → row-major in bytes: 8 rows 8 MiB apart, 2048 steps a
+        // page apart (16 384 pages a pass); `f32[2048,64,16,8]`: 64 steps (512 pages).
+        let far = vec![ax(64, 64, 1 << 20), ax(2048, 4096, 512), ax(16, 4, 32), ax(8, 8 << 20, 4)];
+        let near = vec![ax(2048, 64, 32768), ax(64, 131_072, 512), ax(16, 4, 32), ax(8, 8 << 20, 4)];
+        assert!(crosses_pages(&far));
+        assert!(!crosses_pages(&near));
+        for (axes, stores, source_order) in
+            [(&far, Stores::Streaming, true), (&near, Stores::Streaming, false), (&near, Stores::Plain, true)]
+        {
+            let mut walked = axes.clone();
+            let kernel = transpose(&mut walked, 2, 4, stores);
+            assert_eq!(kernel, Kernel::Transpose { src_minor: 2, order: Order::Bands });
+            let first = if source_order { axes[1] } else { axes[0] };
+            assert_eq!(walked[0], first, "{stores:?}");
+            assert_eq!(walked[2..], axes[2..]);
+        }
+    }
 
     #[test]
     fn coalesces_axes_contiguous_on_both_sides() {

@@ -418,9 +418,13 @@ const AHEAD_RUNS: usize = 4;
 /// where `stores` asks, `count` times: for repeat `k < count` and group `t < groups`, the lines at
 /// `bases[j] + k · src_step + t · LINE` of `src` (`S = bases.len()` rows) interleaved into the `S`
 /// lines at `out + k · dst_step + t · S · LINE` of `dst`. Returns `false`, having written
-/// nothing, unless `S` is a power of two with `2 ≤ S ≤ 16 / N` and every line read and written
-/// is inside its buffer: the interleaving transposes' hot loop (row-major → bf16 `(2,1)` tiles),
-/// one call for a whole axis of (de)interleaves, each repeat's lines checked once.
+/// nothing, unless `S` is a power of two with `2 ≤ S ≤ 16`, the elements are narrower than a lane
+/// (`N < 16`), and every line read and written is inside its buffer: the interleaving
+/// transposes' hot loop (row-major → bf16 `(2,1)` tiles, NCHW → NHWC with 2 to 16 channels), one
+/// call for a whole axis of (de)interleaves, each repeat's lines checked once. Unlike the
+/// deinterleave, `S` rows need not fit a lane: [`zip_rows`]' `log2(S)` rounds of [`shuffle`]
+/// rotate the index bits of `S` lanes whatever their width (8 or 16 `f32` rows: 0.08–0.49 of
+/// memcpy element by element, 0.8–1.1 so; `docs/relayout.md`, "Speed").
 pub(crate) fn interleave_runs<const N: usize>(
     src: &[u8],
     (bases, groups): (&[usize], usize),
@@ -481,7 +485,7 @@ pub(crate) fn interleave_runs<const N: usize>(
         }
         true
     }
-    if bases.len().saturating_mul(N) > LANE {
+    if N >= LANE {
         return false;
     }
     let args = (src, (bases, groups), (dst, out), (count, src_step, dst_step), stores);
@@ -520,6 +524,21 @@ fn unzip<const N: usize, const S: usize>(src: &[[u8; LINE]; S], mut emit: impl F
 // `g < BLOCKS`, `r < S`, `k = q·BLOCKS + b < S · BLOCKS`: every index is in bounds.
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn zip_rows<const N: usize, const S: usize>(rows: &[&[u8; LINE]; S], mut emit: impl FnMut(usize, &[u8; LINE])) {
+    // At least a line's lanes per group: group `g` is output lines `g · S/BLOCKS ..`, emitted
+    // as each group is shuffled (16 rows' 64 groups held at once were copied through memory).
+    if S >= BLOCKS {
+        for g in 0..BLOCKS {
+            let mut lanes: [Lane; S] =
+                core::array::from_fn(|r| bytemuck::cast_ref::<[u8; LINE], [Lane; BLOCKS]>(rows[r])[g]);
+            shuffle::<N, S>(&mut lanes, S.trailing_zeros());
+            for (i, line) in lanes.chunks_exact(BLOCKS).enumerate() {
+                if let Ok(line) = <&[Lane; BLOCKS]>::try_from(line) {
+                    emit(g * (S / BLOCKS) + i, bytemuck::cast_ref(line));
+                }
+            }
+        }
+        return;
+    }
     let groups: [[Lane; S]; BLOCKS] = core::array::from_fn(|g| {
         let mut lanes: [Lane; S] =
             core::array::from_fn(|r| bytemuck::cast_ref::<[u8; LINE], [Lane; BLOCKS]>(rows[r])[g]);
@@ -623,19 +642,23 @@ mod tests {
                 assert!(bytes[start + LINE..start + LINE + gap].iter().all(|&b| b == 0x5A), "wrote between rows");
             }
         }
+        if fits {
+            for (r, line) in out.iter().enumerate() {
+                assert_eq!(line.to_vec(), row_of::<N>(&flat, rows, r), "width {N}, {rows} rows, row {r}");
+            }
+        }
+        // The interleave takes any power of two of rows up to 16 of elements narrower than a lane.
         let bases: Vec<usize> = (0..rows).map(|r| r * LINE).collect();
-        if !fits {
+        if !(rows.is_power_of_two() && rows >= 2 && N < 16) {
             let mut untouched = vec![0x5Au8; rows * LINE];
             assert!(!interleave_runs::<N>(&flat, (&bases, 1), (&mut untouched, 0), (1, 0, 0), Stores::Plain));
             assert!(untouched.iter().all(|&b| b == 0x5A), "declined, yet wrote");
             return;
         }
-        for (r, line) in out.iter().enumerate() {
-            assert_eq!(line.to_vec(), row_of::<N>(&flat, rows, r), "width {N}, {rows} rows, row {r}");
-        }
-        // Back, from the rows laid out one after another, into a destination 3 bytes past a
-        // 16-byte boundary (ordinary stores) and on one (streamed where the target streams).
-        let deinterleaved: Vec<u8> = out.iter().flatten().copied().collect();
+        // Back, from the rows laid out one after another (the definition's, `row_of`), into a
+        // destination 3 bytes past a 16-byte boundary (ordinary stores) and on one (streamed
+        // where the target streams).
+        let deinterleaved: Vec<u8> = (0..rows).flat_map(|r| row_of::<N>(&flat, rows, r)).collect();
         for (stores, offset) in [(Stores::Plain, 3), (Stores::Streaming, 0), (Stores::Streaming, 3)] {
             let mut storage = vec![0u128; (rows * LINE + 32) / 16];
             let back: &mut [u8] = bytemuck::cast_slice_mut(&mut storage);

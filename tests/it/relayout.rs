@@ -552,6 +552,24 @@ fn deinterleaved_line_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, 
     })
 }
 
+/// NCHW → NHWC and back with 2 to 16 channels of one- to eight-byte elements: the interleave of
+/// `C` planes through the registers (`tile::interleave_runs`, whatever `C` times the width: 8 or
+/// 16 `f32` channels fill more than a lane), its ragged end element by element, 3 and 5 channels
+/// element by element throughout, and the deinterleave back.
+fn channels() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let types = prop_oneof![
+        Just(PrimitiveType::U8),
+        Just(PrimitiveType::BF16),
+        Just(PrimitiveType::F32),
+        Just(PrimitiveType::F64),
+    ];
+    let channels = prop_oneof![Just(2i64), Just(3), Just(4), Just(5), Just(8), Just(16)];
+    (types, channels, 1i64..=3, 1i64..=outer(24), 1i64..=40, any::<bool>()).prop_flat_map(|(t, c, n, h, w, back)| {
+        let (from, to) = if back { ("{1,3,2,0}", "{3,2,1,0}") } else { ("{3,2,1,0}", "{1,3,2,0}") };
+        texts(t, &[n, c, h, w], (from, to)).unwrap()
+    })
+}
+
 /// Sub-byte elements packed across rows (`s2`/`u2` `(4|8|16,1)`, `u1` `(8|16|32,1)` sub-tiles)
 /// read out into rows packed along themselves (`{1,0:E(bits)}`) that are 1 to 20 whole lines
 /// long (5 under Miri): a row's runs are whole lines, one to four per block (`pack::SHORT_RUN`).
@@ -850,6 +868,20 @@ proptest! {
         case in deinterleaved_line_rows(),
         src_offset in 0usize..64,
         dst_offset in prop_oneof![Just(16usize), Just(32), Just(48), 0usize..64],
+        cuts in proptest::collection::vec(0usize..=1000, 0..4),
+    ) {
+        at_offset_whole_and_in_parts(case, (src_offset, dst_offset), &cuts)?;
+    }
+
+    /// Images' channels interleaved and deinterleaved (NCHW ↔ NHWC, 2 to 16 channels), from a
+    /// source and into a destination at any offset: the reference's bytes with either stores,
+    /// whole and in parts (issue 36: interleaves of more rows than a lane holds go through the
+    /// registers).
+    #[test]
+    fn channels_at_any_offset_match_the_reference(
+        case in channels(),
+        src_offset in 0usize..64,
+        dst_offset in prop_oneof![Just(16usize), 0usize..64],
         cuts in proptest::collection::vec(0usize..=1000, 0..4),
     ) {
         at_offset_whole_and_in_parts(case, (src_offset, dst_offset), &cuts)?;
