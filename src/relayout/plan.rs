@@ -823,8 +823,8 @@ fn interleaving(axes: &[Axis], src_minor: usize, width: i64) -> bool {
 /// (or fewer when steps share a page). Then it walks the source in order instead: from
 /// `f32[64,2048,16,8]{2,0,1,3}` → row-major (8 rows × 2048 steps a page apart: 16 384 pages a
 /// pass, each read for one line and left until the next pass), 0.30–0.53 of memcpy in destination
-/// order, 0.76–0.80 in source order; with 64 steps (512 pages) the destination's order was as fast
-/// or faster (`docs/relayout.md`, "Speed").
+/// order, 0.76–0.80 in source order; with 8 steps (64 pages) the destination's order was faster,
+/// with 64 (512 pages) about as fast (`docs/relayout.md`, "Speed").
 fn crosses_pages(axes: &[Axis]) -> bool {
     let (Some(inner), Some(step)) = (axes.last(), axes.len().checked_sub(3).and_then(|k| axes.get(k))) else {
         return false;
@@ -837,8 +837,8 @@ fn crosses_pages(axes: &[Axis]) -> bool {
 const PAGE: u64 = 4096;
 
 /// The most source pages one pass of a streamed interleave's step axis reads in destination
-/// order ([`crosses_pages`]): between the 512 measured as fast and the 2048 measured as slow, a
-/// third of the Zen 4's second-level TLB (3072 entries).
+/// order ([`crosses_pages`]): between the 512 measured about even with the source's order and the
+/// 2048 measured 2.3× slower, a third of the Zen 4's second-level TLB (3072 entries).
 const PASS_PAGES: u64 = 1024;
 
 /// Whether a transpose of `axes` deinterleaves ([`interleaving`]'s source side): its
