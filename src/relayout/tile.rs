@@ -274,10 +274,14 @@ const ASKED_ROWS: usize = 16;
 /// `S` lines, each the rows' next `LINE / N` columns interleaved element by element (element `i`
 /// of a group, read as one sequence, belongs to row `i mod S` at column `i div S`); group `t`'s
 /// line of row `r` goes to `dst[rows[r] + k · dst_step + t · LINE..][..LINE]`. The bf16 `(2,1)`
-/// sub-tile (pairs of rows) read out into rows is `S = 2`, `N = 2`. Returns `false`, having
-/// written nothing, unless `S` is a power of two with `2 ≤ S ≤ 16 / N` (rows that fit a lane)
-/// and every line read and written is inside its buffer: one call for a whole axis of
-/// deinterleaves (a tile's `(2,1)` sub-tiles), each repeat's lines checked once.
+/// sub-tile (pairs of rows) read out into rows is `S = 2`, `N = 2`; NHWC → NCHW with 16 `u8`
+/// channels `S = 16`, `N = 1`. Returns `false`, having written nothing, unless `S` is a power of
+/// two with `2 ≤ S ≤ 16`, the elements are narrower than a lane (`N < 16`), and every line read
+/// and written is inside its buffer: one call for a whole axis of deinterleaves (a tile's `(2,1)`
+/// sub-tiles), each repeat's lines checked once. [`unzip`]'s `log2(16 / N)` rounds of
+/// [`shuffle`] deinterleave `S` lanes whatever `S · N` (until 2026-12-01 only rows that fit one
+/// lane went through the registers: 8 `u8` channels 0.26–0.30 of memcpy, 0.84–1.06 so;
+/// `docs/relayout.md`, "Speed").
 pub(crate) fn deinterleave_runs<const N: usize>(
     (src, from, groups): (&[u8], usize, usize),
     rows: &[usize],
@@ -390,7 +394,7 @@ pub(crate) fn deinterleave_runs<const N: usize>(
         }
         true
     }
-    if rows.len().saturating_mul(N) > LANE {
+    if N >= LANE {
         return false;
     }
     let args = ((src, from, groups), rows, dst, (count, src_step, dst_step), (stores, lines));
@@ -421,10 +425,10 @@ const AHEAD_RUNS: usize = 4;
 /// nothing, unless `S` is a power of two with `2 ≤ S ≤ 16`, the elements are narrower than a lane
 /// (`N < 16`), and every line read and written is inside its buffer: the interleaving
 /// transposes' hot loop (row-major → bf16 `(2,1)` tiles, NCHW → NHWC with 2 to 16 channels), one
-/// call for a whole axis of (de)interleaves, each repeat's lines checked once. Unlike the
-/// deinterleave, `S` rows need not fit a lane: [`zip_rows`]' `log2(S)` rounds of [`shuffle`]
-/// rotate the index bits of `S` lanes whatever their width (8 or 16 `f32` rows: 0.08–0.49 of
-/// memcpy element by element, 0.8–1.1 so; `docs/relayout.md`, "Speed").
+/// call for a whole axis of (de)interleaves, each repeat's lines checked once. The `S` rows need
+/// not fit a lane: [`zip_rows`]' `log2(S)` rounds of [`shuffle`] rotate the index bits of `S`
+/// lanes whatever their width (8 `f32` rows: 0.57–0.59 of memcpy element by element until
+/// 2026-12-01, 0.99–1.01 so; `docs/relayout.md`, "Speed").
 pub(crate) fn interleave_runs<const N: usize>(
     src: &[u8],
     (bases, groups): (&[usize], usize),
@@ -506,14 +510,33 @@ pub(crate) fn interleave_runs<const N: usize>(
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn unzip<const N: usize, const S: usize>(src: &[[u8; LINE]; S], mut emit: impl FnMut(usize, &[u8; LINE])) {
     let flat: &[Lane] = bytemuck::cast_slice(src.as_slice());
-    let groups: [[Lane; S]; BLOCKS] = core::array::from_fn(|g| {
+    // Up to 4 rows (16 lanes, the registers' number) every group is shuffled first and each
+    // line gathered from them. With more, the groups held so were copied through memory
+    // (`memmove`): each group's lane `r` goes straight to its place in line `r` instead (NHWC →
+    // NCHW with 8 or 16 `u8` channels: 0.20–0.27 of memcpy gathered, 0.67–1.04 so; the `s8`
+    // `(4,1)` tile's 4 rows measured 12 % slower so than gathered; `docs/relayout.md`, "Speed").
+    if S <= 4 {
+        let groups: [[Lane; S]; BLOCKS] = core::array::from_fn(|g| {
+            let mut lanes: [Lane; S] = core::array::from_fn(|t| flat[g * S + t]);
+            shuffle::<N, S>(&mut lanes, element_bits::<N>());
+            lanes
+        });
+        for r in 0..S {
+            let line: [Lane; BLOCKS] = groups.map(|lanes| lanes[r]);
+            emit(r, bytemuck::cast_ref(&line));
+        }
+        return;
+    }
+    let mut out = [[[0u8; LANE]; BLOCKS]; S];
+    for g in 0..BLOCKS {
         let mut lanes: [Lane; S] = core::array::from_fn(|t| flat[g * S + t]);
         shuffle::<N, S>(&mut lanes, element_bits::<N>());
-        lanes
-    });
-    for r in 0..S {
-        let line: [Lane; BLOCKS] = groups.map(|lanes| lanes[r]);
-        emit(r, bytemuck::cast_ref(&line));
+        for (line, lane) in out.iter_mut().zip(lanes) {
+            line[g] = lane;
+        }
+    }
+    for (r, line) in out.iter().enumerate() {
+        emit(r, bytemuck::cast_ref(line));
     }
 }
 
@@ -614,12 +637,12 @@ mod tests {
     }
 
     /// Deinterleaves `S = lines.len() / LINE` rows and interleaves them back, both checked
-    /// element by element against [`row_of`]; or, for `S` the registers do not take, checks that
-    /// both decline without emitting.
+    /// element by element against [`row_of`]; or, for `S` the registers do not take (not a power
+    /// of two, or 16-byte elements), checks that both decline without emitting.
     fn check_rows<const N: usize>(bytes: &[u8], rows: usize) {
         let lines: Vec<[u8; LINE]> = bytes.chunks_exact(LINE).take(rows).map(|c| c.try_into().unwrap()).collect();
         let flat: Vec<u8> = lines.iter().flatten().copied().collect();
-        let fits = rows.is_power_of_two() && rows >= 2 && rows * N <= 16;
+        let fits = rows.is_power_of_two() && rows >= 2 && N < 16;
         // Out into rows `LINE + 16` bytes apart, 3 bytes past a 16-byte boundary (ordinary
         // stores), and `LINE` apart on one (streamed where the target streams).
         let mut out = vec![[0xA5u8; LINE]; rows];
@@ -642,18 +665,15 @@ mod tests {
                 assert!(bytes[start + LINE..start + LINE + gap].iter().all(|&b| b == 0x5A), "wrote between rows");
             }
         }
-        if fits {
-            for (r, line) in out.iter().enumerate() {
-                assert_eq!(line.to_vec(), row_of::<N>(&flat, rows, r), "width {N}, {rows} rows, row {r}");
-            }
-        }
-        // The interleave takes any power of two of rows up to 16 of elements narrower than a lane.
         let bases: Vec<usize> = (0..rows).map(|r| r * LINE).collect();
-        if !(rows.is_power_of_two() && rows >= 2 && N < 16) {
+        if !fits {
             let mut untouched = vec![0x5Au8; rows * LINE];
             assert!(!interleave_runs::<N>(&flat, (&bases, 1), (&mut untouched, 0), (1, 0, 0), Stores::Plain));
             assert!(untouched.iter().all(|&b| b == 0x5A), "declined, yet wrote");
             return;
+        }
+        for (r, line) in out.iter().enumerate() {
+            assert_eq!(line.to_vec(), row_of::<N>(&flat, rows, r), "width {N}, {rows} rows, row {r}");
         }
         // Back, from the rows laid out one after another (the definition's, `row_of`), into a
         // destination 3 bytes past a 16-byte boundary (ordinary stores) and on one (streamed
