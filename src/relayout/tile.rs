@@ -280,8 +280,9 @@ const ASKED_ROWS: usize = 16;
 /// and written is inside its buffer: one call for a whole axis of deinterleaves (a tile's `(2,1)`
 /// sub-tiles), each repeat's lines checked once. [`unzip`]'s `log2(16 / N)` rounds of
 /// [`shuffle`] deinterleave `S` lanes whatever `S · N` (until 2026-12-01 only rows that fit one
-/// lane went through the registers: 8 `u8` channels 0.26–0.30 of memcpy, 0.84–1.06 so;
-/// `docs/relayout.md`, "Speed").
+/// lane went through the registers, and those of 8 or more rows were gathered through memory:
+/// NHWC → NCHW with 8 `u8` channels 0.23–0.27 of memcpy, 0.79–1.04 now; `docs/relayout.md`,
+/// "Speed").
 pub(crate) fn deinterleave_runs<const N: usize>(
     (src, from, groups): (&[u8], usize, usize),
     rows: &[usize],
@@ -548,7 +549,7 @@ fn unzip<const N: usize, const S: usize>(src: &[[u8; LINE]; S], mut emit: impl F
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 fn zip_rows<const N: usize, const S: usize>(rows: &[&[u8; LINE]; S], mut emit: impl FnMut(usize, &[u8; LINE])) {
     // At least a line's lanes per group: group `g` is output lines `g · S/BLOCKS ..`, emitted
-    // as each group is shuffled (16 rows' 64 groups held at once were copied through memory).
+    // as each group is shuffled (16 rows' 64 lanes held at once were copied through memory).
     if S >= BLOCKS {
         for g in 0..BLOCKS {
             let mut lanes: [Lane; S] =
