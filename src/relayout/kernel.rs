@@ -8,7 +8,7 @@
 use super::lines::{LineAligned, Lines, RowLines};
 use super::plan::{
     AHEAD_LINES, Axis, Order, STAGE_AHEAD, Stores, asks_ahead, band_columns, band_width, bands_ask_ahead, narrowed,
-    row_block, short_run, stages,
+    row_block, short_run, source_order, stages,
 };
 use super::stream::{self, LINE};
 use super::tile::{self, ZERO_LINE};
@@ -139,7 +139,7 @@ const MIN_JOINED_ROW: usize = 256;
 /// ordinary stores.
 fn source_order_rows(src: &[u8], dst: &mut [u8], (s, d): (i64, i64), outer: &[Axis], len: usize, phase: usize) {
     let mut order = outer.to_vec();
-    order.sort_by_key(|a| std::cmp::Reverse(a.src.unsigned_abs()));
+    source_order(&mut order);
     let run = to_i64(len_u64(len));
     let (before, rest) = order.split_at(order.iter().position(|a| a.dst == run).unwrap_or(order.len()));
     let row = LineRow { src, len, phase };

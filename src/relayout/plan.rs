@@ -427,9 +427,9 @@ fn transpose(axes: &mut Vec<Axis>, src_minor: usize, width: i64, stores: Stores)
         // each other, so that whole lines stream at any alignment (`lines.rs`); unless one
         // pass of the axis outside its rows reads too many source pages ([`crosses_pages`]).
         let last = axes.len().saturating_sub(1);
-        let source_order = deinterleaves(axes, src_minor, width) || stores == Stores::Plain || crosses_pages(axes);
-        if let Some(outer) = axes.get_mut(..last).filter(|_| source_order) {
-            outer.sort_by_key(|a| core::cmp::Reverse(a.src.unsigned_abs()));
+        let in_source_order = deinterleaves(axes, src_minor, width) || stores == Stores::Plain || crosses_pages(axes);
+        if let Some(outer) = axes.get_mut(..last).filter(|_| in_source_order) {
+            source_order(outer);
         }
         let src_minor = axes.iter().position(|a| a.src == width).unwrap_or(src_minor);
         return Kernel::Transpose { src_minor, order: Order::Bands };
@@ -450,9 +450,16 @@ fn transpose(axes: &mut Vec<Axis>, src_minor: usize, width: i64, stores: Stores)
     if stores == Stores::Streaming
         && let Some(outer) = axes.get_mut(..others)
     {
-        outer.sort_by_key(|a| core::cmp::Reverse(a.src.unsigned_abs()));
+        source_order(outer);
     }
     Kernel::Transpose { src_minor, order }
+}
+
+/// Puts `axes` in source order, the largest source stride (in absolute value) first, a stable
+/// sort: the order in which the walks that read their source in runs visit their outer axes (the
+/// (de)interleaves' and the fused transposes' here, `kernel::source_order_rows`' rows).
+pub(crate) fn source_order(axes: &mut [Axis]) {
+    axes.sort_by_key(|a| core::cmp::Reverse(a.src.unsigned_abs()));
 }
 
 /// [`Order::FusedColumns`]: when the innermost axis is shorter than a micro-tile (`M` elements,
