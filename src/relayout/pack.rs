@@ -24,6 +24,13 @@ use crate::memory::extent::{len_u64, to_i64};
 /// Packed bytes per block of the staging buffer: a few lines, so that [`Lines`] streams them.
 const BLOCK: usize = 256;
 
+/// Packed bytes per block of [`pack`]'s staging buffer: 32 lines, so that [`Lines`]' work at
+/// each block's ends (a destination off a line carries a part line across blocks) is spread
+/// over more of them. From 256 bytes, `s4` packed into a `Vec` 16 bytes past a line went from
+/// 0.44 to 0.54 of memcpy (`docs/relayout.md`, "Packs in longer blocks"); [`unpack`]'s blocks
+/// measured slower at this length and keep [`BLOCK`].
+const PACK_BLOCK: usize = 2048;
+
 /// One byte per element → `BITS`-bit elements packed. The innermost axis has source stride 8
 /// bits and destination stride `BITS` bits; `s` and `d` are bit offsets.
 // `BITS` is 1, 2 or 4 (the plan's `finish_bits`): `8 / BITS` and `8 - BITS` are small and positive; `% 8` and
@@ -46,10 +53,10 @@ pub(crate) fn pack<const BITS: u32>(src: &[u8], (dst, lines): (&mut [u8], &mut L
         }
         let Ok(mut to) = usize::try_from(d / 8) else { return };
         let whole = n / per;
-        let mut block = [0u8; BLOCK];
+        let mut block = [0u8; PACK_BLOCK];
         let mut done = 0;
         while done < whole {
-            let count = (whole - done).min(BLOCK);
+            let count = (whole - done).min(PACK_BLOCK);
             let (Some(from), Some(out)) = (src.get(s..s.wrapping_add(count.wrapping_mul(per))), block.get_mut(..count))
             else {
                 return;

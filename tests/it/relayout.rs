@@ -622,8 +622,10 @@ fn packed_pairs() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side,
             9 => (vec![rows, n % 300 + 1], format!("{{1,0:{across}}}"), format!("{{1,0:E({bits})}}")),
             6 => (vec![rows, n % 300 + 1], "{1,0}".to_owned(), format!("{{1,0:{across}}}")),
             7 => (vec![rows, n % 300 + 1], format!("{{1,0:{across}}}"), "{1,0}".to_owned()),
-            0 => (vec![n], "{0}".to_owned(), format!("{{0:E({bits})}}")),
-            1 => (vec![n], format!("{{0:E({bits})}}"), "{0}".to_owned()),
+            // Up to 21 000 elements: a dense pack's run spans several of its blocks
+            // (`pack::PACK_BLOCK`, 2 KiB packed).
+            0 => (vec![n * outer(7)], "{0}".to_owned(), format!("{{0:E({bits})}}")),
+            1 => (vec![n * outer(7)], format!("{{0:E({bits})}}"), "{0}".to_owned()),
             2 => (vec![rows, n % 300 + 1], "{1,0}".to_owned(), format!("{{1,0:E({bits})}}")),
             3 => (vec![rows, n % 300 + 1], format!("{{1,0:E({bits})}}"), "{1,0}".to_owned()),
             4 => (vec![rows, n % 300 + 1], "{1,0}".to_owned(), format!("{{1,0:T(8,128)E({bits})}}")),
