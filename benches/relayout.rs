@@ -210,6 +210,18 @@ fn physical_loop<const N: usize>(src: &[u8], dst: &mut [u8], a: &PhysicalMap, b:
 /// rayon's pool, and the plan runs on the core, and from the caches, that memcpy just used. (A
 /// one-thread pool's `install` did the same for the 64 MiB cases, but its hand-off to the pool's
 /// thread cost about 50 µs a run, most of the time of the 128 KiB `cache` cases.)
+/// Every byte of `src` read once, 64 at a time, folded into a line of `u64`s (eight independent
+/// `xor`s, which the compiler keeps in vector registers): the memory traffic of reading `src`,
+/// with no stores.
+fn read_all(src: &[u8]) -> [u64; 8] {
+    src.chunks_exact(64).fold([0u64; 8], |mut acc, line| {
+        for (a, word) in acc.iter_mut().zip(line.chunks_exact(8)) {
+            *a ^= u64::from_le_bytes(word.try_into().unwrap());
+        }
+        acc
+    })
+}
+
 fn run_alone(plan: &RelayoutPlan, src: &[u8], dst: &mut [u8]) {
     on_calling_thread(|| plan.run(src, dst)).unwrap();
 }
@@ -605,8 +617,9 @@ fn bench_alignment(c: &mut Criterion) {
 /// `Vec<u8>`s 16 bytes past a cache line (where glibc's `malloc` and numpy put large arrays),
 /// beside the same case on page-aligned maps, each with memcpy of the same output bytes into the
 /// same destination, one thread. Groups `relayout/users/CASE` (`relayout/cache/CASE`), functions
-/// `memcpy/page`, `plan/page`, `memcpy/vec`, `plan/vec`; both placements are checked to write the
-/// same bytes. The `cache` group's source, destination and memcpy's source (384–640 KiB) stay in
+/// `memcpy/page`, `plan/page`, `memcpy/vec`, `plan/vec` (and, for the packs, whose source is
+/// larger than their output, `read/page` and `read/vec`: the source read alone, [`read_all`]);
+/// both placements are checked to write the same bytes. The `cache` group's source, destination and memcpy's source (384–640 KiB) stay in
 /// the caches (the project's VM reports 512 KiB of second-level cache per core and 32 MiB of
 /// third-level), where the plan stores normally (below [`StorePolicy::Auto`]'s streaming size).
 fn bench_users(c: &mut Criterion, set: &str) {
@@ -639,6 +652,13 @@ fn bench_users(c: &mut Criterion, set: &str) {
             group.bench_function(BenchmarkId::new("memcpy", label), |bench| {
                 bench.iter(|| dst.copy_from_slice(black_box(&copy_src)));
             });
+            // A pack reads more bytes than it writes: reading its source alone, with nothing
+            // written, is a floor its time cannot go below (`read/page`, `read/vec`).
+            if plan.src_len() > plan.dst_len() {
+                group.bench_function(BenchmarkId::new("read", label), |bench| {
+                    bench.iter(|| black_box(read_all(black_box(src))));
+                });
+            }
             group.bench_function(BenchmarkId::new("plan", label), |bench| {
                 bench.iter(|| run_alone(&plan, black_box(src), dst));
             });
