@@ -21,14 +21,15 @@ use super::plan::{Axis, RowElements};
 use super::stream::{LANE, LINE};
 use crate::memory::extent::{len_u64, to_i64};
 
-/// Packed bytes per block of the staging buffer: a few lines, so that [`Lines`] streams them.
+/// Bytes per block of [`unpack`]'s staging buffer (one element each): a few lines, so that
+/// [`Lines`] streams them.
 const BLOCK: usize = 256;
 
 /// Packed bytes per block of [`pack`]'s staging buffer: 32 lines, so that [`Lines`]' work at
 /// each block's ends (a destination off a line carries a part line across blocks) is spread
 /// over more of them. From 256 bytes, `s4` packed into a `Vec` 16 bytes past a line went from
-/// 0.44 to 0.54 of memcpy (`docs/relayout.md`, "Packs in longer blocks"); [`unpack`]'s blocks
-/// measured slower at this length and keep [`BLOCK`].
+/// 0.44 to 0.51–0.54 of memcpy (`docs/relayout.md`, "Packs in longer blocks"); [`unpack`]'s
+/// blocks measured slower at this length and keep [`BLOCK`].
 const PACK_BLOCK: usize = 2048;
 
 /// One byte per element → `BITS`-bit elements packed. The innermost axis has source stride 8
