@@ -545,9 +545,18 @@ impl Walk<'_> {
                 interleave::<N>(self.src, dst, at, inner, row_axis.extent, self.stores);
                 continue;
             }
+            // Rows that all start as far past a line (their stride whole lines) and stream:
+            // the columns before the first line boundary make a band of their own, so that every
+            // other band's whole lines are the destination's and stream as they are, where rows
+            // off a line went through `RowLines`' lane shifts.
+            let lead = match self.stores {
+                Stores::Plain => 0,
+                _ if minor.dst.checked_rem(to_i64(len_u64(LINE))) == Some(0) => lead::<N>(dst, at.1),
+                _ => 0,
+            };
             let mut j0 = 0;
             while j0 < inner.extent {
-                let j1 = inner.extent.min(j0.saturating_add(width));
+                let j1 = inner.extent.min(if j0 < lead { lead } else { j0.saturating_add(width) });
                 let band = Band { first: 0, rows: row_axis.extent, j0, j1, last: true };
                 deinterleave::<N>(self.src, dst, at, (minor, inner), band, (self.stores, &mut self.lines.borrow_mut()));
                 j0 = j1;
