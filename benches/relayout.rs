@@ -206,10 +206,6 @@ fn physical_loop<const N: usize>(src: &[u8], dst: &mut [u8], a: &PhysicalMap, b:
     }
 }
 
-/// Runs a plan on the calling thread (`on_calling_thread`): no plan splits its boxes over
-/// rayon's pool, and the plan runs on the core, and from the caches, that memcpy just used. (A
-/// one-thread pool's `install` did the same for the 64 MiB cases, but its hand-off to the pool's
-/// thread cost about 50 µs a run, most of the time of the 128 KiB `cache` cases.)
 /// Every byte of `src` read once, 64 at a time, folded into a line of `u64`s (eight independent
 /// `xor`s, which the compiler keeps in vector registers): the memory traffic of reading `src`,
 /// with no stores.
@@ -222,6 +218,10 @@ fn read_all(src: &[u8]) -> [u64; 8] {
     })
 }
 
+/// Runs a plan on the calling thread (`on_calling_thread`): no plan splits its boxes over
+/// rayon's pool, and the plan runs on the core, and from the caches, that memcpy just used. (A
+/// one-thread pool's `install` did the same for the 64 MiB cases, but its hand-off to the pool's
+/// thread cost about 50 µs a run, most of the time of the 128 KiB `cache` cases.)
 fn run_alone(plan: &RelayoutPlan, src: &[u8], dst: &mut [u8]) {
     on_calling_thread(|| plan.run(src, dst)).unwrap();
 }
@@ -619,9 +619,10 @@ fn bench_alignment(c: &mut Criterion) {
 /// same destination, one thread. Groups `relayout/users/CASE` (`relayout/cache/CASE`), functions
 /// `memcpy/page`, `plan/page`, `memcpy/vec`, `plan/vec` (and, for the packs, whose source is
 /// larger than their output, `read/page` and `read/vec`: the source read alone, [`read_all`]);
-/// both placements are checked to write the same bytes. The `cache` group's source, destination and memcpy's source (384–640 KiB) stay in
-/// the caches (the project's VM reports 512 KiB of second-level cache per core and 32 MiB of
-/// third-level), where the plan stores normally (below [`StorePolicy::Auto`]'s streaming size).
+/// both placements are checked to write the same bytes. The `cache` group's source,
+/// destination and memcpy's source (384–640 KiB) stay in the caches (the project's VM reports
+/// 512 KiB of second-level cache per core and 32 MiB of third-level), where the plan stores
+/// normally (below [`StorePolicy::Auto`]'s streaming size).
 fn bench_users(c: &mut Criterion, set: &str) {
     let size = usize::from(set == "cache");
     let filter: Option<String> = std::env::var("USERS_CASES").ok();
