@@ -311,6 +311,13 @@ fn lead<const N: usize>(buffer: &[u8], offset: i64) -> u64 {
     }
 }
 
+/// Where the band that starts at column `j0` ends: the [`lead`] columns (those before the
+/// destination's first line boundary) are a band of their own, every other band is `width`
+/// columns, and none goes past `extent`. The transposes' bands and a long deinterleave's.
+fn band_end(j0: u64, lead: u64, width: u64, extent: u64) -> u64 {
+    extent.min(if j0 < lead { lead } else { j0.saturating_add(width) })
+}
+
 /// Whether a transpose's destination rows follow each other, each a whole number of lines: the
 /// destination-minor axis is contiguous and the source-minor axis steps one row of it (as in
 /// NCHW → NHWC and every dense 2-D transpose). Then, on a destination that starts off a line,
@@ -446,7 +453,7 @@ impl Walk<'_> {
                 let end = if total.saturating_sub(from) <= block { total } else { from.saturating_add(block) };
                 let mut j0 = 0;
                 while j0 < inner {
-                    let j1 = inner.min(if j0 < lead { lead } else { j0.saturating_add(width) });
+                    let j1 = band_end(j0, lead, width, inner);
                     if lead_rows > 0 && from == lead_rows {
                         let band = Band { first: 0, rows: lead_rows, j0, j1, last: lead_rows >= total };
                         self.run::<N>(dst, after, next, s, d, band);
@@ -556,7 +563,7 @@ impl Walk<'_> {
             };
             let mut j0 = 0;
             while j0 < inner.extent {
-                let j1 = inner.extent.min(if j0 < lead { lead } else { j0.saturating_add(width) });
+                let j1 = band_end(j0, lead, width, inner.extent);
                 let band = Band { first: 0, rows: row_axis.extent, j0, j1, last: true };
                 deinterleave::<N>(self.src, dst, at, (minor, inner), band, (self.stores, &mut self.lines.borrow_mut()));
                 j0 = j1;
