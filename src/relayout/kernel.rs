@@ -221,6 +221,16 @@ fn put_line(to: &mut [u8; LINE], from: &[u8; LINE], stores: Stores) {
     *to = *from;
 }
 
+/// Part of a line (`to` as long as `from`), its aligned lanes streamed when `stores` streams
+/// ([`stream::store_lanes`]).
+fn put_part(to: &mut [u8], from: &[u8], stores: Stores) {
+    if stores == Stores::Streaming {
+        stream::store_lanes(to, from);
+    } else {
+        to.copy_from_slice(from);
+    }
+}
+
 /// The blocked 2-D transpose: `axes[src_minor]` is contiguous in the source, the last axis in
 /// the destination. Both are cut into blocks of one cache line (`M` elements); the odometer runs
 /// over every axis in destination order with the source-minor axis stepping by blocks, so the
@@ -270,12 +280,35 @@ pub(crate) fn transpose<const N: usize>(
     let staged = stages(len_u64(N), inner.src, ahead != Ahead::Off);
     let lines = core::cell::RefCell::new(RowLines::new());
     let columns = order == Order::FusedColumns;
-    let walk = Walk { src, pair: (minor, inner), fused, columns, short, band, stores, ahead, wrap, staged, lines };
+    let seams = match fused {
+        Some(outside) if stores == Stores::Streaming && far_seams::<N>((minor, inner), outside) => Stores::Streaming,
+        _ => Stores::Plain,
+    };
+    let walk =
+        Walk { src, pair: (minor, inner), fused, columns, short, band, stores, seams, ahead, wrap, staged, lines };
     walk.run::<N>(dst, outer, src_minor, s, d, Band::default());
     walk.lines.borrow_mut().finish(dst);
     if stores == Stores::Streaming {
         stream::fence();
     }
+}
+
+/// The output of one walk over the fused rows ([`Order::Fused`]) at which a wrapping walk streams
+/// the pieces of its groups' seams ([`Seam`], [`stream::store_lanes`]): a piece shares its line
+/// with another group's piece, moved at least one whole walk earlier or later. Measured (issue 36,
+/// `docs/relayout.md`): bf16 row-major → `{0,1:T(8,128)(2,1)}` into a destination 16 bytes past
+/// a line, streamed against stored normally, from 0.44–0.65 to 0.53–0.77 of memcpy for walks of
+/// 128 KiB to 2 MiB, and from 0.22–0.27 to 0.18–0.21 for walks of 8–32 KiB, whose shared lines
+/// are still in the caches when their second piece comes.
+const FAR_SEAMS: u64 = 128 << 10;
+
+/// Whether a fused walk's output reaches [`FAR_SEAMS`]: the fused rows (`outside` by the
+/// source-minor axis) by the innermost axis, `N` bytes each.
+fn far_seams<const N: usize>((minor, inner): (Axis, Axis), outside: Axis) -> bool {
+    [minor.extent, inner.extent, len_u64(N)]
+        .into_iter()
+        .try_fold(outside.extent, u64::checked_mul)
+        .is_none_or(|bytes| bytes >= FAR_SEAMS)
 }
 
 /// The destination offsets of the fused rows `first ..` ([`Order::Fused`]), one per entry of
@@ -346,12 +379,16 @@ struct Walk<'a> {
     /// Destination-minor columns per band, at least one micro-tile.
     band: u64,
     stores: Stores,
+    /// How the pieces of a fused walk's group seams are stored ([`FAR_SEAMS`]).
+    seams: Stores,
     /// What source the walk asks for ahead of its micro-tiles ([`asks_ahead`]).
     ahead: Ahead,
     /// The rows wrap ([`wraps`]) by this many columns (0: they do not): the micro-tiles start
     /// at column `wrap` of each row, on a destination line, and the last one of a row takes
     /// its last columns and the next row's first `wrap`. The first row's first columns are moved
-    /// on their own ([`Walk::head`]), and the last row's last tile stops at the row's end.
+    /// on their own ([`Walk::head`]), and the last row's last tile stops at the row's end. Fused
+    /// rows follow each other `e` at a time: the line of each group's last row is cut at the
+    /// seam and its columns past it stored at the next group's first row ([`Seam`]).
     wrap: u64,
     /// Whether the strip stages its micro-tiles ([`plan::stages`](super::plan::stages)).
     staged: bool,
@@ -799,9 +836,11 @@ impl Walk<'_> {
     /// `{0,1:T(8,128)(2,1)}` of a row-major array): row `r` is element `r mod e` of the
     /// source-minor axis and `r div e` of `outside`, so a micro-tile's runs are contiguous in the
     /// source and its lines land at two-level addresses, computed once per tile-row. Whole
-    /// tile-rows. In a wrapping walk ([`Walk::wrap`]) the tile that crosses each row's seam is
-    /// [`Walk::fused_seam`]'s while a tile-row follows; the last tile-row's, the ragged columns
-    /// and a last partial tile-row go through [`Walk::tiles`]. Starts at row `first` (the caller
+    /// tile-rows. In a wrapping walk ([`Walk::wrap`]) the tile that crosses each row's seam, the
+    /// ragged columns and a last partial tile-row go through [`Walk::tiles`]: a group's last
+    /// row's line is cut at the seam, its columns past it the next group's first row's first
+    /// ([`Seam`]), so only the walk's first row has its first columns moved on their own
+    /// ([`Walk::head`]). Starts at row `first` (the caller
     /// has moved the rows before the source's first line, [`Walk::run`]); returns the first row
     /// it left.
     fn fused_strip<const N: usize>(
@@ -827,11 +866,9 @@ impl Walk<'_> {
             fused_offsets(i, (minor, outside), rows);
             let si = step(s, i, minor.src);
             let last = i.saturating_add(m) >= total;
-            // A whole tile across the rows' seam, with a next tile-row to read from.
-            let seam = self.wrap > 0 && !last && j1.wrapping_sub(ragged) == m;
-            // `tiles` starts the groups itself when it takes every tile here.
-            if self.wrap > 0 && j0 == 0 && (ragged > j0 || seam) {
-                self.group_heads::<N>(dst, (si, d), i, rows);
+            // `tiles` moves the first row's head itself when it takes every tile here.
+            if self.wrap > 0 && j0 == 0 && i == 0 && ragged > j0 {
+                self.head::<N>(dst, si, d.wrapping_add(rows.first().copied().unwrap_or(0)));
             }
             let mut column = j0;
             while column < ragged {
@@ -845,47 +882,11 @@ impl Walk<'_> {
                 column = column.wrapping_add(m);
             }
             if ragged < j1 {
-                if seam {
-                    let offsets = lines.get(..<Bytes<N> as Width>::M).unwrap_or_default();
-                    self.fused_seam::<N>(dst, (si, d), i, offsets, ragged);
-                } else {
-                    self.tiles::<N>(dst, (s, d), Band { first: i, rows: m, j0: ragged, j1, last });
-                }
+                self.tiles::<N>(dst, (s, d), Band { first: i, rows: m, j0: ragged, j1, last });
             }
             i = i.wrapping_add(m);
         }
         i
-    }
-
-    /// The micro-tile of a wrapping [`fused_strip`](Self::fused_strip) that crosses its rows'
-    /// seam: columns `column + wrap ..`, the last of each row and the first of the next. Its runs
-    /// past the seam start one fused row on (rows follow each other in the source), as
-    /// [`Walk::strip`]'s do. Every line whose row continues into the next one in the destination
-    /// is stored whole. The last row of each group of fused rows has its next row elsewhere, so
-    /// its own columns are moved element by element; the next group's first columns are
-    /// [`Walk::group_heads`]'. The rows `first ..` start at source offset `si`, their lines at
-    /// `d + offsets[k]`; the caller has checked that a tile-row follows (the runs past the seam
-    /// read one row beyond this one).
-    fn fused_seam<const N: usize>(&self, dst: &mut [u8], (si, d): (i64, i64), first: u64, offsets: &[i64], column: u64)
-    where
-        Bytes<N>: Width,
-    {
-        let (minor, inner) = self.pair;
-        let shifted = column.saturating_add(self.wrap);
-        let (from, to) = (step(si, shifted, inner.src), step(d, shifted, inner.dst));
-        let runs = <Bytes<N> as Width>::runs(|r| self.wrapped_run(from, (shifted, minor.src), r));
-        let ends_group =
-            |k: usize| first.saturating_add(len_u64(k)).checked_rem(minor.extent) == Some(minor.extent.wrapping_sub(1));
-        let line = |k: usize| {
-            if ends_group(k) { None } else { offsets.get(k).and_then(|&row| at(row.wrapping_add(to))) }
-        };
-        <Bytes<N> as Width>::whole(&runs, dst, line, self.stores);
-        for (k, &row) in offsets.iter().enumerate().filter(|&(k, _)| ends_group(k)) {
-            let (from, to) = (step(si, len_u64(k), minor.src), d.wrapping_add(row));
-            for c in shifted..inner.extent {
-                copy_one::<N>(self.src, dst, step(from, c, inner.src), step(to, c, inner.dst));
-            }
-        }
     }
 
     /// Run `r` of the micro-tile whose first run starts at source offset `from`, column `column`
@@ -969,33 +970,22 @@ impl Walk<'_> {
         let s = step(s, first, minor.src);
         let Some(outside) = outside else {
             let rows = (height, Strided(minor.dst));
-            let wrap = Wrap { shift: self.wrap, next_row: minor.src, last, group: (0, 0) };
+            let wrap = Wrap { shift: self.wrap, next_row: minor.src, last, group: (0, 0), pieces: Stores::Plain };
             return row_of_tiles::<N>(src, dst, (s, d), (minor, inner), rows, (j0, j1, wrap), stores);
         };
-        // Each fused row's destination offset, once for the band.
-        let mut offsets = [0i64; LINE];
-        let offsets = offsets.get_mut(..height).unwrap_or_default();
+        // Each fused row's destination offset, once for the band, and the next row's (where a
+        // wrapped tile's group-ending line puts its columns past the seam, [`Seam`]).
+        let mut offsets = [0i64; LINE + 1];
+        let offsets = offsets.get_mut(..=height).unwrap_or_default();
         fused_offsets(first, (minor, outside), offsets);
-        // A wrapping walk starts each group's first row on its own, and cuts its last.
-        if self.wrap > 0 && j0 == 0 {
-            self.group_heads::<N>(dst, (s, d), first, offsets);
+        // A wrapping walk moves the first row's first columns on their own.
+        if self.wrap > 0 && j0 == 0 && first == 0 {
+            self.head::<N>(dst, s, d.wrapping_add(offsets.first().copied().unwrap_or(0)));
         }
         let listed = Listed(offsets);
-        let wrap = Wrap { shift: self.wrap, next_row: minor.src, last, group: (minor.extent, first) };
+        let wrap =
+            Wrap { shift: self.wrap, next_row: minor.src, last, group: (minor.extent, first), pieces: self.seams };
         row_of_tiles::<N>(src, dst, (s, d), (minor, inner), (height, listed), (j0, j1, wrap), stores);
-    }
-
-    /// The first [`wrap`](Walk::wrap) columns of every group's first row among the fused rows
-    /// `first ..` (their destination offsets `offsets`, from [`fused_offsets`]; the first at source
-    /// offset `s`): fused rows follow each other `e` at a time (the source-minor axis's extent),
-    /// and no wrapped micro-tile stores a group's first columns.
-    fn group_heads<const N: usize>(&self, dst: &mut [u8], (s, d): (i64, i64), first: u64, offsets: &[i64]) {
-        let minor = self.pair.0;
-        for ((k, r), offset) in (0u64..).zip(first..).zip(offsets) {
-            if r.checked_rem(minor.extent) == Some(0) {
-                self.head::<N>(dst, step(s, k, minor.src), d.wrapping_add(*offset));
-            }
-        }
     }
 
     /// A wrapping walk's first row's first [`wrap`](Walk::wrap) columns, element by element:
@@ -1215,6 +1205,8 @@ struct Wrap {
     /// Fused rows: `(e, first)`, rows follow each other `e` at a time and the band's first row
     /// is row `first` of the fused axis (`(0, 0)`: every row follows the one before).
     group: (u64, u64),
+    /// How the pieces of the lines cut at the seam are stored ([`FAR_SEAMS`]).
+    pieces: Stores,
 }
 
 /// The micro-tiles of one band: `height` rows placed by `rows`, columns `j0 .. j1`, shifted by
@@ -1247,7 +1239,8 @@ fn row_of_tiles<const N: usize>(
             } else {
                 let at = usize::try_from(inner.extent.saturating_sub(column)).unwrap_or(usize::MAX);
                 let delta = wrap.next_row.wrapping_sub(inner.src.wrapping_mul(to_i64(inner.extent)));
-                Seam { at, delta, last: wrap.last, group: wrap.group }
+                let back = step(0, column, inner.dst);
+                Seam { at, delta, last: wrap.last, group: wrap.group, back, pieces: wrap.pieces }
             };
             micro_tile::<N>(src, dst, (from, to), inner.src, (height, width, rows), seam, stores);
         } else {
@@ -1284,6 +1277,15 @@ pub(crate) trait Width {
     fn transpose(runs: &Self::Runs<'_>, emit: impl FnMut(usize, &[u8; LINE]));
     /// The whole tile into `dst`, line `i` at byte `line(i)` (`tile.rs`).
     fn whole(runs: &Self::Runs<'_>, dst: &mut [u8], line: impl Fn(usize) -> Option<usize>, stores: Stores);
+    /// [`whole`](Self::whole), with `rest(dst, i, line)` for each line `i` whose `line(i)` is
+    /// `None` (`tile.rs`).
+    fn split(
+        runs: &Self::Runs<'_>,
+        dst: &mut [u8],
+        line: impl Fn(usize) -> Option<usize>,
+        stores: Stores,
+        rest: impl FnMut(&mut [u8], usize, &[u8; LINE]),
+    );
 }
 
 /// The width `N` bytes, as a type.
@@ -1309,14 +1311,30 @@ macro_rules! width {
             }
             #[inline(always)]
             fn whole(runs: &Self::Runs<'_>, dst: &mut [u8], line: impl Fn(usize) -> Option<usize>, stores: Stores) {
+                Self::split(runs, dst, line, stores, |_, _, _| {});
+            }
+            #[inline(always)]
+            fn split(
+                runs: &Self::Runs<'_>,
+                dst: &mut [u8],
+                line: impl Fn(usize) -> Option<usize>,
+                stores: Stores,
+                rest: impl FnMut(&mut [u8], usize, &[u8; LINE]),
+            ) {
                 #[cfg(target_arch = "x86_64")]
-                super::tile::transpose_lanes::<$n, $m, $b>(runs, dst, line, stores);
+                super::tile::transpose_lanes::<$n, $m, $b>(runs, dst, line, stores, rest);
                 #[cfg(not(target_arch = "x86_64"))]
-                super::tile::transpose::<$n, $m, $b>(runs, |i, from| {
-                    if let Some(to) = line_at(dst, line(i).map_or(-1, to_i64)) {
-                        put_line(to, from, stores);
-                    }
-                });
+                {
+                    let mut rest = rest;
+                    super::tile::transpose::<$n, $m, $b>(runs, |i, from| match line(i) {
+                        Some(t) => {
+                            if let Some(to) = line_at(dst, to_i64(len_u64(t))) {
+                                put_line(to, from, stores);
+                            }
+                        }
+                        None => rest(dst, i, from),
+                    });
+                }
             }
         }
     )*};
@@ -1357,11 +1375,17 @@ struct Seam {
     delta: i64,
     last: bool,
     group: (u64, u64),
+    /// The destination bytes from a row's first column to the tile's first: a group's last row
+    /// puts its line's columns past the seam at the next row's first columns (`d − back` plus
+    /// that row's offset), which no other tile stores.
+    back: i64,
+    /// How the pieces of the lines cut here are stored ([`FAR_SEAMS`]).
+    pieces: Stores,
 }
 
 impl Seam {
     /// No wrapped columns.
-    const NONE: Self = Self { at: usize::MAX, delta: 0, last: false, group: (0, 0) };
+    const NONE: Self = Self { at: usize::MAX, delta: 0, last: false, group: (0, 0), back: 0, pieces: Stores::Plain };
 
     /// Whether row `i` of a tile of `height` rows has no next row in the destination.
     fn cuts(self, i: usize, height: usize) -> bool {
@@ -1376,8 +1400,10 @@ impl Seam {
 /// destination run `i` (`width` elements contiguous: one [`LINE`] when `width = M`) at
 /// `d + rows.at(i)`. The tile is transposed in registers (`tile.rs`) and its first `height`
 /// lines stored: whole, or their first `width` elements (or `seam.at`, for a last row with no
-/// next one) with ordinary stores (the ragged columns of a band, [`lead`]); a short tile's
-/// runs are first copied into a zero-padded tile, as is a tile whose last row has no next row.
+/// next one) with ordinary stores (the ragged columns of a band, [`lead`]); a group's last row
+/// puts its columns past the seam at the next row's first ([`Seam`]), those pieces stored as
+/// `seam.pieces` says. A short tile's runs are first copied into a zero-padded tile, as is a
+/// tile whose last row has no next row where the source ends before its runs past the seam.
 #[inline]
 fn micro_tile<const N: usize>(
     src: &[u8],
@@ -1399,11 +1425,12 @@ fn micro_tile<const N: usize>(
         let offset = if j >= seam.at { offset.wrapping_add(seam.delta) } else { offset };
         if j < width { at(offset) } else { None }
     };
-    let mut emit = |i: usize, line: &[u8; LINE]| {
+    let emit = |dst: &mut [u8], i: usize, line: &[u8; LINE]| {
         if i >= height {
             return;
         }
-        let columns = if seam.at < width && seam.cuts(i, height) { seam.at } else { width };
+        let cut = seam.at < width && seam.cuts(i, height);
+        let columns = if cut { seam.at } else { width };
         let bytes = columns.wrapping_mul(N);
         if columns == m {
             if let Some(to) = line_at(dst, d.wrapping_add(rows.at(i))) {
@@ -1412,16 +1439,30 @@ fn micro_tile<const N: usize>(
         } else if let (Some(to), Some(part)) =
             (at(d.wrapping_add(rows.at(i))).and_then(|t| dst.get_mut(t..t.wrapping_add(bytes))), line.get(..bytes))
         {
-            to.copy_from_slice(part);
+            put_part(to, part, if cut { seam.pieces } else { Stores::Plain });
+        }
+        // A group's last row that has a next row: its columns past the seam are that row's first.
+        if cut && !(seam.last && i.wrapping_add(1) == height) {
+            let head = d.wrapping_sub(seam.back).wrapping_add(rows.at(i.wrapping_add(1)));
+            let part = line.get(bytes..width.wrapping_mul(N)).unwrap_or_default();
+            if let Some(to) = at(head).and_then(|t| dst.get_mut(t..t.checked_add(part.len())?)) {
+                put_part(to, part, seam.pieces);
+            }
         }
     };
-    if height == m && !cut {
+    // A tile cut at the seam reads its runs whole where the source holds them: past the seam,
+    // their last element is the next row's, which the cut line does not store.
+    let whole_runs = height == m && (!cut || (0..width).all(|j| run_at(j).and_then(|f| src_line(src, f)).is_some()));
+    if whole_runs {
         let runs = <Bytes<N> as Width>::runs(|j| run_at(j).and_then(|f| src_line(src, f)).unwrap_or(&ZERO_LINE));
-        // Every line whole, none cut at a seam: straight into the destination lines.
-        if width == m && (seam.at >= m || (!seam.last && seam.group.0 == 0)) {
-            <Bytes<N> as Width>::whole(&runs, dst, |i| at(d.wrapping_add(rows.at(i))), stores);
+        // Whole lines straight into the destination lines; those cut at a seam (a group's last
+        // row's, the last row's) through `emit`.
+        if width == m {
+            let whole =
+                |i: usize| (seam.at >= m || !seam.cuts(i, height)).then(|| at(d.wrapping_add(rows.at(i)))).flatten();
+            <Bytes<N> as Width>::split(&runs, dst, whole, stores, emit);
         } else {
-            <Bytes<N> as Width>::transpose(&runs, &mut emit);
+            <Bytes<N> as Width>::transpose(&runs, |i, line| emit(dst, i, line));
         }
     } else {
         let mut tile = <Bytes<N> as Width>::lines();
@@ -1436,7 +1477,7 @@ fn micro_tile<const N: usize>(
         }
         let lines = tile.as_ref();
         let runs = <Bytes<N> as Width>::runs(|j| lines.get(j).unwrap_or(&ZERO_LINE));
-        <Bytes<N> as Width>::transpose(&runs, &mut emit);
+        <Bytes<N> as Width>::transpose(&runs, |i, line| emit(dst, i, line));
     }
 }
 

@@ -24,8 +24,9 @@
 //! [`fence`] at the end of each kernel run covers.
 //!
 //! The contract is small on purpose: [`store_line`] writes one [`LINE`] into a bounds-checked
-//! `&mut [u8; LINE]` or declines (returns `false`), and [`fence`] orders the streamed stores
-//! before anything the caller does next. Everything else in `relayout` stays safe code.
+//! `&mut [u8; LINE]` or declines (returns `false`), [`store_lanes`] writes a piece of a line
+//! into a bounds-checked `&mut [u8]` (its 16-byte-aligned lanes streamed, the rest stored
+//! normally), and [`fence`] orders the streamed stores before anything the caller does next. Everything else in `relayout` stays safe code.
 #![allow(unsafe_code)]
 
 /// A cache line, the unit every streaming store writes whole (and the transpose's micro-tile
@@ -98,6 +99,62 @@ pub(crate) fn store_line(to: &mut [u8; LINE], line: &[u8; LINE]) -> bool {
     }
 }
 
+/// Writes `part` into `to` (as long): each 16-byte lane of `to` that starts on a 16-byte
+/// boundary with non-temporal stores, the bytes before the first such lane and after the last
+/// with ordinary ones (all of them where the target has no streaming stores). The pieces of
+/// lines that two passes of a kernel share (a wrapped transpose's seam, `kernel.rs`): stored
+/// normally, each piece first reads its line (a read for ownership) and stalls on it.
+#[inline]
+pub(crate) fn store_lanes(to: &mut [u8], part: &[u8]) {
+    let lead = to.as_ptr().align_offset(LANE);
+    if to.len() != part.len() || !available() || lead >= to.len() {
+        let len = to.len().min(part.len());
+        if let (Some(to), Some(part)) = (to.get_mut(..len), part.get(..len)) {
+            to.copy_from_slice(part);
+        }
+        return;
+    }
+    let (head, rest) = to.split_at_mut(lead);
+    let (from_head, from_rest) = part.split_at(lead);
+    head.copy_from_slice(from_head);
+    let mut lanes = rest.chunks_exact_mut(LANE);
+    let mut from = from_rest.chunks_exact(LANE);
+    for (lane, from) in (&mut lanes).zip(&mut from) {
+        let (Ok(lane), Ok(from)) = (<&mut [u8; LANE]>::try_from(lane), <&[u8; LANE]>::try_from(from)) else { return };
+        store_lane(lane, from);
+    }
+    lanes.into_remainder().copy_from_slice(from.remainder());
+}
+
+/// One 16-byte-aligned lane of [`store_lanes`], streamed (under Miri, an aligned ordinary store).
+#[inline]
+fn store_lane(to: &mut [u8; LANE], lane: &[u8; LANE]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::__m128i;
+        #[cfg(miri)]
+        use core::arch::x86_64::_mm_store_si128 as store;
+        #[cfg(not(miri))]
+        use core::arch::x86_64::_mm_stream_si128 as store;
+        if to.as_ptr().align_offset(LANE) != 0 {
+            *to = *lane;
+            return;
+        }
+        let value: __m128i = bytemuck::cast(*lane);
+        // The cast is aligned: `to` starts on a 16-byte boundary (checked above).
+        #[allow(clippy::cast_ptr_alignment)]
+        let address = to.as_mut_ptr().cast::<__m128i>();
+        // SAFETY: `address` points to the 16 writable bytes of `to`, an exclusive borrow live
+        // for this call, and is 16-byte aligned, as `movntdq` (and, under Miri, `movdqa`)
+        // requires. SSE2, the instructions' only feature, is enabled on every x86-64 target.
+        unsafe { store(address, value) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        *to = *lane;
+    }
+}
+
 /// Orders every streamed store before the stores and loads that follow (non-temporal stores are
 /// weakly ordered): called once at the end of each kernel run that streamed. Nothing under Miri,
 /// whose stand-in stores are ordinary ones.
@@ -130,6 +187,25 @@ mod tests {
             assert!(!store_line(unaligned, &line));
         } else {
             assert!(!store_line(aligned, &line));
+        }
+    }
+
+    /// A part at every offset from a 16-byte boundary and of every length up to a line and a
+    /// half: exactly its bytes are written, its aligned lanes streamed and its ends stored
+    /// normally (under Miri, which checks each store's bounds and alignment, too).
+    #[test]
+    fn parts_at_every_offset_write_exactly_themselves() {
+        let part: Vec<u8> = (1..=96).collect();
+        for at in 0..48 {
+            for len in 0..=96 {
+                let mut storage = [0u128; 10];
+                let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut storage);
+                super::store_lanes(&mut bytes[at..at + len], &part[..len]);
+                super::fence();
+                let expected: Vec<u8> =
+                    (0..160).map(|k| if (at..at + len).contains(&k) { part[k - at] } else { 0 }).collect();
+                assert_eq!(bytes, &expected[..], "at {at}, {len} bytes");
+            }
         }
     }
 

@@ -184,8 +184,8 @@ pub(crate) fn transpose<const N: usize, const M: usize, const B: usize>(
 }
 
 /// [`transpose`] with every lane an SSE2 register from load to store: line `i` goes to
-/// `dst[line(i)..][..LINE]` (skipped when `line(i)` is `None` or the line is not inside `dst`),
-/// for `i` in order, streamed where `stores` asks and the line allows. The whole tiles of the
+/// `dst[line(i)..][..LINE]` (skipped when the line is not inside `dst`; given to `rest(dst, i,
+/// line)` when `line(i)` is `None`), for `i` in order, streamed where `stores` asks and the line allows. The whole tiles of the
 /// transposes' strips (`kernel::Walk::strip`): no byte arrays between the registers and the
 /// lines, and no emitter deciding per line how much of it to store.
 #[cfg(target_arch = "x86_64")]
@@ -198,6 +198,7 @@ pub(crate) fn transpose_lanes<const N: usize, const M: usize, const B: usize>(
     dst: &mut [u8],
     line: impl Fn(usize) -> Option<usize>,
     stores: super::plan::Stores,
+    mut rest: impl FnMut(&mut [u8], usize, &[u8; LINE]),
 ) {
     use safe_arch::m128i;
     const {
@@ -221,9 +222,12 @@ pub(crate) fn transpose_lanes<const N: usize, const M: usize, const B: usize>(
             }
         }
         for (c, lanes) in assembled.iter().enumerate() {
-            let to = line(ib * B + c).and_then(|t| dst.get_mut(t..t.checked_add(LINE)?)?.first_chunk_mut::<LINE>());
-            if let Some(to) = to {
-                let bytes: &[u8; LINE] = bytemuck::cast_ref(lanes);
+            let bytes: &[u8; LINE] = bytemuck::cast_ref(lanes);
+            let Some(t) = line(ib * B + c) else {
+                rest(dst, ib * B + c, bytes);
+                continue;
+            };
+            if let Some(to) = dst.get_mut(t..).and_then(|rest| rest.first_chunk_mut::<LINE>()) {
                 if stores == super::plan::Stores::Plain || !super::stream::store_line(to, bytes) {
                     *to = *bytes;
                 }
@@ -616,7 +620,7 @@ mod tests {
         #[cfg(target_arch = "x86_64")]
         for stores in [super::super::plan::Stores::Plain, super::super::plan::Stores::Streaming] {
             let mut dst = vec![0x5Au8; 3 + M * (LINE + 16)];
-            super::transpose_lanes::<N, M, B>(&refs, &mut dst, |i| Some(3 + i * (LINE + 16)), stores);
+            super::transpose_lanes::<N, M, B>(&refs, &mut dst, |i| Some(3 + i * (LINE + 16)), stores, |_, _, _| {});
             super::super::stream::fence();
             for (i, line) in reference::<N, M>(&runs).iter().enumerate() {
                 let at = 3 + i * (LINE + 16);
@@ -625,7 +629,7 @@ mod tests {
             }
             let mut aligned = vec![0u128; M * LINE / 16];
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut aligned);
-            super::transpose_lanes::<N, M, B>(&refs, bytes, |i| Some(i * LINE), stores);
+            super::transpose_lanes::<N, M, B>(&refs, bytes, |i| Some(i * LINE), stores, |_, _, _| {});
             super::super::stream::fence();
             assert_eq!(bytes, reference::<N, M>(&runs).as_flattened(), "width {N}, aligned");
         }

@@ -534,6 +534,23 @@ fn tiled_pairs() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, 
         })
 }
 
+/// Tiled transposes whose fused walk is long enough that the pieces of its groups' seams are
+/// streamed (128 KiB of output or more, `kernel::FAR_SEAMS`): row-major `[r, c]` into
+/// `{0,1:T(…)}`: the walk's rows are `c` (its fused rows of 4 bytes: 256 or more of 512 bytes),
+/// `r` whole tiles of 128 or ragged.
+fn far_seam_rows() -> impl Strategy<Value = (PrimitiveType, Vec<u64>, Side, Side, Vec<u8>)> {
+    let cases = prop_oneof![
+        Just((PrimitiveType::BF16, "T(8,128)(2,1)", 512)),
+        Just((PrimitiveType::F32, "T(8,128)", 256)),
+        Just((PrimitiveType::S8, "T(8,128)(4,1)", 1024)),
+    ];
+    (cases, 1i64..=260, 0i64..=40)
+        .prop_flat_map(|((t, tiling, far), rows, more)| {
+            texts(t, &[rows, far + more], ("{1,0}", &format!("{{0,1:{tiling}}}"))).unwrap()
+        })
+        .prop_filter("a fused transpose", |(_, _, a, b, _)| a.plan_with(b).unwrap().explain().contains("Fused"))
+}
+
 /// Tiles whose sub-tiles interleave rows (`s8` `(4,1)`, bf16 `(2,1)`) read out into row-major
 /// rows a whole number of cache lines long, one to three tiles along each row: the rows of a
 /// destination off a line start the same number of bytes past one, and the deinterleaves'
@@ -1426,6 +1443,19 @@ proptest! {
     #[test]
     fn staged_tiles_at_any_offset_match_the_reference(
         case in staged_rows(),
+        offsets in (0usize..64, 0usize..64),
+        cuts in proptest::collection::vec(0usize..=1000, 0..3),
+    ) {
+        at_offset_whole_and_in_parts(case, offsets, &cuts)?;
+    }
+
+    /// Tiled transposes whose groups' seams are streamed ([`far_seam_rows`]), from a source and
+    /// into a destination at any offset from a cache line, get the reference's bytes with
+    /// ordinary and streaming stores, whole and in parts: each group's last line cut at the
+    /// seam, its columns past the seam the next group's first row's first columns.
+    #[test]
+    fn far_fused_seams_at_any_offset_match_the_reference(
+        case in far_seam_rows(),
         offsets in (0usize..64, 0usize..64),
         cuts in proptest::collection::vec(0usize..=1000, 0..3),
     ) {
