@@ -26,7 +26,8 @@
 //! The contract is small on purpose: [`store_line`] writes one [`LINE`] into a bounds-checked
 //! `&mut [u8; LINE]` or declines (returns `false`), [`store_lanes`] writes a piece of a line
 //! into a bounds-checked `&mut [u8]` (its 16-byte-aligned lanes streamed, the rest stored
-//! normally), and [`fence`] orders the streamed stores before anything the caller does next. Everything else in `relayout` stays safe code.
+//! normally), and [`fence`] orders the streamed stores before anything the caller does next.
+//! Everything else in `relayout` stays safe code.
 #![allow(unsafe_code)]
 
 /// A cache line, the unit every streaming store writes whole (and the transpose's micro-tile
@@ -120,8 +121,10 @@ pub(crate) fn store_lanes(to: &mut [u8], part: &[u8]) {
     let mut lanes = rest.chunks_exact_mut(LANE);
     let mut from = from_rest.chunks_exact(LANE);
     for (lane, from) in (&mut lanes).zip(&mut from) {
-        let (Ok(lane), Ok(from)) = (<&mut [u8; LANE]>::try_from(lane), <&[u8; LANE]>::try_from(from)) else { return };
-        store_lane(lane, from);
+        // Every chunk is a whole lane (`chunks_exact`).
+        if let (Some(lane), Some(from)) = (lane.first_chunk_mut::<LANE>(), from.first_chunk::<LANE>()) {
+            store_lane(lane, from);
+        }
     }
     lanes.into_remainder().copy_from_slice(from.remainder());
 }
