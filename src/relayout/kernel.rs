@@ -859,10 +859,10 @@ impl Walk<'_> {
         // Whole micro-tiles; when rows wrap, those before the one that crosses a row's seam.
         let ragged = whole_tiles_end(j0, j1.min(inner.extent.saturating_sub(self.wrap)), m);
         // The tile-row's lines' destination offsets (the first `M` entries).
-        let mut lines = [0i64; LINE];
+        let mut lines = <Bytes<N> as Width>::offsets();
         let mut i: u64 = first;
         while i.checked_add(m).is_some_and(|end| end <= total) {
-            let rows = lines.get_mut(..<Bytes<N> as Width>::M).unwrap_or_default();
+            let rows = lines.as_mut().get_mut(..<Bytes<N> as Width>::M).unwrap_or_default();
             fused_offsets(i, (minor, outside), rows);
             let si = step(s, i, minor.src);
             let last = i.saturating_add(m) >= total;
@@ -877,7 +877,7 @@ impl Walk<'_> {
                 let runs = <Bytes<N> as Width>::runs(|r| {
                     at(step(from, len_u64(r), inner.src)).and_then(|f| src_line(self.src, f)).unwrap_or(&ZERO_LINE)
                 });
-                let line = |k: usize| lines.get(k).and_then(|&row| at(row.wrapping_add(to)));
+                let line = |k: usize| lines.as_ref().get(k).and_then(|&row| at(row.wrapping_add(to)));
                 <Bytes<N> as Width>::whole(&runs, dst, line, self.stores);
                 column = column.wrapping_add(m);
             }
@@ -975,8 +975,8 @@ impl Walk<'_> {
         };
         // Each fused row's destination offset, once for the band, and the next row's (where a
         // wrapped tile's group-ending line puts its columns past the seam, [`Seam`]).
-        let mut offsets = [0i64; LINE + 1];
-        let offsets = offsets.get_mut(..=height).unwrap_or_default();
+        let mut offsets = <Bytes<N> as Width>::offsets();
+        let offsets = offsets.as_mut().get_mut(..=height).unwrap_or_default();
         fused_offsets(first, (minor, outside), offsets);
         // A wrapping walk moves the first row's first columns on their own.
         if self.wrap > 0 && j0 == 0 && first == 0 {
@@ -1271,6 +1271,10 @@ pub(crate) trait Width {
     const M: usize;
     /// A zeroed tile.
     fn lines() -> Self::Lines;
+    /// `M + 1` offsets, zeroed: a tile's rows' destination offsets and the next row's.
+    type Offsets: AsRef<[i64]> + AsMut<[i64]>;
+    /// Zeroed [`Offsets`](Self::Offsets).
+    fn offsets() -> Self::Offsets;
     /// `run(j)` for every `j < M`.
     fn runs<'a>(run: impl FnMut(usize) -> &'a [u8; LINE]) -> Self::Runs<'a>;
     /// `emit(i, line)` for each destination line `i` in order (`tile.rs`).
@@ -1300,6 +1304,11 @@ macro_rules! width {
             #[inline(always)]
             fn lines() -> Self::Lines {
                 [[0; LINE]; $m]
+            }
+            type Offsets = [i64; $m + 1];
+            #[inline(always)]
+            fn offsets() -> Self::Offsets {
+                [0; $m + 1]
             }
             #[inline(always)]
             fn runs<'a>(run: impl FnMut(usize) -> &'a [u8; LINE]) -> Self::Runs<'a> {
@@ -1387,11 +1396,22 @@ impl Seam {
     /// No wrapped columns.
     const NONE: Self = Self { at: usize::MAX, delta: 0, last: false, group: (0, 0), back: 0, pieces: Stores::Plain };
 
-    /// Whether row `i` of a tile of `height` rows has no next row in the destination.
-    fn cuts(self, i: usize, height: usize) -> bool {
+    /// The rows of a tile of `height ≤ 64` rows that have no next row in the destination, bit
+    /// `i` for row `i`: each group's last, and the tile's last when the rows end there. Once per
+    /// tile, with one division.
+    fn cuts(self, height: usize) -> u64 {
         let (e, first) = self.group;
-        (self.last && i.wrapping_add(1) == height)
-            || first.checked_add(len_u64(i)).and_then(|r| r.checked_rem(e)) == Some(e.wrapping_sub(1))
+        let bit = |i: u64| u32::try_from(i).ok().and_then(|i| 1u64.checked_shl(i)).unwrap_or(0);
+        let mut cuts = if self.last { bit(len_u64(height).wrapping_sub(1)) } else { 0 };
+        if let Some(phase) = first.checked_rem(e) {
+            // Row `i` ends its group when `first + i ≡ e − 1 (mod e)`.
+            let mut i = e.wrapping_sub(1).wrapping_sub(phase);
+            while i < len_u64(height) {
+                cuts |= bit(i);
+                i = i.saturating_add(e);
+            }
+        }
+        cuts
     }
 }
 
@@ -1425,11 +1445,14 @@ fn micro_tile<const N: usize>(
         let offset = if j >= seam.at { offset.wrapping_add(seam.delta) } else { offset };
         if j < width { at(offset) } else { None }
     };
+    // The rows cut at the seam, and row `i`'s bit among them.
+    let cuts = if seam.at < width { seam.cuts(height) } else { 0 };
+    let bit = |i: usize| u32::try_from(i).ok().and_then(|i| 1u64.checked_shl(i)).unwrap_or(0);
     let emit = |dst: &mut [u8], i: usize, line: &[u8; LINE]| {
         if i >= height {
             return;
         }
-        let cut = seam.at < width && seam.cuts(i, height);
+        let cut = seam.at < width && cuts & bit(i) != 0;
         let columns = if cut { seam.at } else { width };
         let bytes = columns.wrapping_mul(N);
         if columns == m {
@@ -1459,7 +1482,7 @@ fn micro_tile<const N: usize>(
         // row's, the last row's) through `emit`.
         if width == m {
             let whole =
-                |i: usize| (seam.at >= m || !seam.cuts(i, height)).then(|| at(d.wrapping_add(rows.at(i)))).flatten();
+                |i: usize| (seam.at >= m || cuts & bit(i) == 0).then(|| at(d.wrapping_add(rows.at(i)))).flatten();
             <Bytes<N> as Width>::split(&runs, dst, whole, stores, emit);
         } else {
             <Bytes<N> as Width>::transpose(&runs, |i, line| emit(dst, i, line));
