@@ -1401,18 +1401,22 @@ impl Seam {
     /// tile, with one division.
     fn cuts(self, height: usize) -> u64 {
         let (e, first) = self.group;
-        let bit = |i: u64| u32::try_from(i).ok().and_then(|i| 1u64.checked_shl(i)).unwrap_or(0);
-        let mut cuts = if self.last { bit(len_u64(height).wrapping_sub(1)) } else { 0 };
+        let mut cuts = if self.last { row_bit(height.wrapping_sub(1)) } else { 0 };
         if let Some(phase) = first.checked_rem(e) {
             // Row `i` ends its group when `first + i ≡ e − 1 (mod e)`.
             let mut i = e.wrapping_sub(1).wrapping_sub(phase);
-            while i < len_u64(height) {
-                cuts |= bit(i);
+            while let Some(row) = usize::try_from(i).ok().filter(|&row| row < height) {
+                cuts |= row_bit(row);
                 i = i.saturating_add(e);
             }
         }
         cuts
     }
+}
+
+/// Row `i`'s bit in a tile's mask of rows ([`Seam::cuts`]; 0 past 63).
+fn row_bit(i: usize) -> u64 {
+    u32::try_from(i).ok().and_then(|i| 1u64.checked_shl(i)).unwrap_or(0)
 }
 
 /// One micro-tile: source run `j` (`height ≤ M` elements contiguous along the row axis) starts
@@ -1445,14 +1449,13 @@ fn micro_tile<const N: usize>(
         let offset = if j >= seam.at { offset.wrapping_add(seam.delta) } else { offset };
         if j < width { at(offset) } else { None }
     };
-    // The rows cut at the seam, and row `i`'s bit among them.
+    // The rows cut at the seam.
     let cuts = if seam.at < width { seam.cuts(height) } else { 0 };
-    let bit = |i: usize| u32::try_from(i).ok().and_then(|i| 1u64.checked_shl(i)).unwrap_or(0);
     let emit = |dst: &mut [u8], i: usize, line: &[u8; LINE]| {
         if i >= height {
             return;
         }
-        let cut = seam.at < width && cuts & bit(i) != 0;
+        let cut = seam.at < width && cuts & row_bit(i) != 0;
         let columns = if cut { seam.at } else { width };
         let bytes = columns.wrapping_mul(N);
         if columns == m {
@@ -1482,7 +1485,7 @@ fn micro_tile<const N: usize>(
         // row's, the last row's) through `emit`.
         if width == m {
             let whole =
-                |i: usize| (seam.at >= m || cuts & bit(i) == 0).then(|| at(d.wrapping_add(rows.at(i)))).flatten();
+                |i: usize| (seam.at >= m || cuts & row_bit(i) == 0).then(|| at(d.wrapping_add(rows.at(i)))).flatten();
             <Bytes<N> as Width>::split(&runs, dst, whole, stores, emit);
         } else {
             <Bytes<N> as Width>::transpose(&runs, |i, line| emit(dst, i, line));
