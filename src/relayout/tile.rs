@@ -185,8 +185,8 @@ pub(crate) fn transpose<const N: usize, const M: usize, const B: usize>(
 
 /// [`transpose`] with every lane an SSE2 register from load to store: line `i` goes to
 /// `dst[line(i)..][..LINE]` (skipped when the line is not inside `dst`; given to `rest(dst, i,
-/// line)` when `line(i)` is `None`), for `i` in order, streamed where `stores` asks and the line allows. The whole tiles of the
-/// transposes' strips (`kernel::Walk::strip`): no byte arrays between the registers and the
+/// line)` when `line(i)` is `None`), for `i` in order, streamed where `stores` asks and the
+/// line allows. The whole tiles of the transposes' strips (`kernel::Walk::strip`): no byte arrays between the registers and the
 /// lines, and no emitter deciding per line how much of it to store.
 #[cfg(target_arch = "x86_64")]
 #[inline]
@@ -227,7 +227,7 @@ pub(crate) fn transpose_lanes<const N: usize, const M: usize, const B: usize>(
                 rest(dst, ib * B + c, bytes);
                 continue;
             };
-            if let Some(to) = dst.get_mut(t..).and_then(|rest| rest.first_chunk_mut::<LINE>()) {
+            if let Some(to) = dst.get_mut(t..).and_then(|tail| tail.first_chunk_mut::<LINE>()) {
                 if stores == super::plan::Stores::Plain || !super::stream::store_line(to, bytes) {
                     *to = *bytes;
                 }
